@@ -1,0 +1,106 @@
+"""`Classification`: the one result type per response that sinks and reports read.
+
+Why one type: Prometheus, OTLP and the JSON report must agree on what was flagged; they read
+this and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..detectors.base import Channel, Finding
+from ..record import FinishReason
+
+__all__ = ["Classification", "FlagKind", "LoopSpan"]
+
+
+class FlagKind(StrEnum):
+    """What a response was flagged for; the values are the `kind` label values.
+
+    `ceiling_while_repeating` is the joint case (ran into max_tokens while looping), reported on
+    its own because it is the expensive one; such a response also carries both single kinds.
+    """
+
+    REPETITION = "repetition"
+    TEMPLATE_LEAK = "template_leak"
+    CEILING = "ceiling"
+    CEILING_WHILE_REPEATING = "ceiling_while_repeating"
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSpan:
+    """Where the loop is, in code points of its channel, and what it cost after it began."""
+
+    channel: Channel
+    onset: int
+    period: int | None
+    unit: str | None
+    covered_chars: int | None
+    chars_after_onset: int
+    onset_fraction: float
+    tokens_after_onset: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "channel": self.channel,
+            "onset": self.onset,
+            "period": self.period,
+            "unit": self.unit,
+            "covered_chars": self.covered_chars,
+            "chars_after_onset": self.chars_after_onset,
+            "onset_fraction": self.onset_fraction,
+            "tokens_after_onset": self.tokens_after_onset,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """Verdict for one response: flags, every detector's finding, the loop location, leak counts."""
+
+    flags: frozenset[FlagKind]
+    finish_reason: FinishReason
+    findings: tuple[Finding, ...]
+    loop: LoopSpan | None
+    leaks: Mapping[str, int]
+    text_chars: int
+    reasoning_chars: int
+    repetition_score: float
+    output_tokens: int | None = None
+    max_tokens: int | None = None
+    model: str | None = None
+    run: str | None = None
+    step: int | None = None
+    identity: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> list[str]:
+        """Flag values in a stable order, for reports."""
+        return [k.value for k in FlagKind if k in self.flags]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (identity fields first, as Relax's diagnose report does)."""
+        out: dict[str, Any] = dict(self.identity)
+        out.update(
+            {
+                "kinds": self.kinds,
+                "finish_reason": self.finish_reason.value,
+                "model": self.model,
+                "text_chars": self.text_chars,
+                "reasoning_chars": self.reasoning_chars,
+                "output_tokens": self.output_tokens,
+                "max_tokens": self.max_tokens,
+                "repetition_score": self.repetition_score,
+                "loop": self.loop.to_dict() if self.loop else None,
+                "leaks": dict(self.leaks),
+                "detectors": {f"{f.detector}:{f.channel}" if f.channel != "content" else f.detector:
+                              f.to_dict() for f in self.findings},
+            }
+        )
+        if self.run is not None:
+            out["run"] = self.run
+        if self.step is not None:
+            out["step"] = self.step
+        return out

@@ -1,0 +1,113 @@
+"""The detector contract: `Finding`, `DetectorInput`, the incremental protocol and `DetectorSpec`.
+
+Why a contract: the classifier, `scan`, the vectors test and the benchmarks treat every detector
+alike, so a new detector is one module plus one registry line in `detectors/__init__.py`.
+Detectors do no I/O, read no clock, touch no metrics and never raise on data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+__all__ = [
+    "Channel",
+    "DetectorInput",
+    "DetectorSpec",
+    "Finding",
+    "FindingKind",
+    "IncrementalDetector",
+    "snippet",
+]
+
+Channel = Literal["content", "reasoning"]
+FindingKind = Literal["repetition", "template_leak"]
+
+SNIPPET_CHARS = 60
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """A short, single-line excerpt for reports: never used as a label value."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One detector's verdict on one response (or one channel of it).
+
+    Offsets are Unicode code points into the scanned channel's text, half-open. `onset` is where the
+    first copy of the repeating unit starts, `period` the unit's length, `unit` a short snippet of it.
+    `score` is the detector's own number (a ratio, a repeat count); `details` carries the published
+    report fields (JSON-ready) so parity with upstream stays inspectable.
+    """
+
+    detector: str
+    kind: FindingKind
+    flagged: bool
+    channel: Channel = "content"
+    score: float | None = None
+    onset: int | None = None
+    period: int | None = None
+    unit: str | None = None
+    covered_chars: int | None = None
+    evidence: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for reports."""
+        return {
+            "detector": self.detector,
+            "kind": self.kind,
+            "flagged": self.flagged,
+            "channel": self.channel,
+            "score": self.score,
+            "onset": self.onset,
+            "period": self.period,
+            "unit": self.unit,
+            "covered_chars": self.covered_chars,
+            "evidence": self.evidence,
+            "details": dict(self.details),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorInput:
+    """What a detector may look at: text channels and, when known, token ids (Trinity conventions)."""
+
+    text: str
+    reasoning: str = ""
+    token_ids: Sequence[int] | None = None
+    prompt_length: int = 0
+    action_mask: Sequence[int] | None = None
+
+
+class IncrementalDetector(Protocol):
+    """A detector fed delta by delta.
+
+    `feed` returns a Finding the first time the detector fires (then latches and returns None);
+    `finish` returns the final verdict for everything fed. For detectors that the spec does not
+    declare chunking-dependent, `finish()` equals the batch function on the concatenated deltas.
+    """
+
+    def feed(self, delta: str, channel: Channel = "content") -> Finding | None: ...
+
+    def finish(self) -> Finding: ...
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorSpec(Generic[P]):
+    """Registry entry: the detector's one name, its params model, batch and incremental forms."""
+
+    name: str
+    kind: FindingKind
+    params_model: type[P]
+    detect: Callable[[DetectorInput, P], Finding]
+    incremental: Callable[[P], IncrementalDetector] | None
+    summary: str

@@ -1,0 +1,104 @@
+"""The exception tree of degeneration-exporter.
+
+```
+DegenerationError                  base class, never raised itself
+├── ConfigError(ValueError)        bad settings; names the dotted field; exit 2 before anything starts
+├── RecordError(ValueError)        one line is unusable; .reason becomes the rejected-lines label value
+│   ├── InvalidJson                the line is not a JSON object
+│   ├── MissingField(path)         a required field is absent or of the wrong type
+│   ├── LineTooLong(size_bytes)    the line exceeded max_line_bytes
+│   ├── EncodingError              the line is not valid UTF-8
+│   └── PartialLine                an unterminated final fragment that did not parse
+├── SourceError(OSError)           a source cannot read; retried with backoff and counted
+└── SinkError                      an export failed; retried by the sink, counted, never fatal
+```
+Subclassing builtins keeps plain `except ValueError` / `except OSError` working.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = [
+    "ConfigError",
+    "DegenerationError",
+    "EncodingError",
+    "InvalidJson",
+    "LineTooLong",
+    "MissingField",
+    "PartialLine",
+    "RecordError",
+    "RejectReason",
+    "SinkError",
+    "SourceError",
+]
+
+RejectReason = Literal["invalid_json", "missing_field", "too_long", "encoding", "partial_line", "internal"]
+
+
+class DegenerationError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(DegenerationError, ValueError):
+    """Settings are invalid. Raised by config loading and parameter models; the CLI exits 2.
+
+    `field` is the dotted path of the offending setting (for example `detectors.relax_compression.stride`).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class RecordError(DegenerationError, ValueError):
+    """One input line cannot become a Record. Raised by formats; the pipeline counts it by `reason`."""
+
+    reason: RejectReason = "invalid_json"
+
+
+class InvalidJson(RecordError):
+    """The line is not a JSON object."""
+
+    reason: RejectReason = "invalid_json"
+
+
+class MissingField(RecordError):
+    """A field the format needs is absent or has the wrong type; `path` names it."""
+
+    reason: RejectReason = "missing_field"
+
+    def __init__(self, path: str, message: str | None = None) -> None:
+        super().__init__(message or f"missing or invalid field {path!r}")
+        self.path = path
+
+
+class LineTooLong(RecordError):
+    """The line was longer than `max_line_bytes`; it was skipped to the next newline."""
+
+    reason: RejectReason = "too_long"
+
+    def __init__(self, size_bytes: int, limit_bytes: int) -> None:
+        super().__init__(f"line of {size_bytes} bytes exceeds max_line_bytes={limit_bytes}")
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
+
+
+class EncodingError(RecordError):
+    """The line is not valid UTF-8."""
+
+    reason: RejectReason = "encoding"
+
+
+class PartialLine(RecordError):
+    """A final unterminated fragment, parsed once after its writer went away, was invalid."""
+
+    reason: RejectReason = "partial_line"
+
+
+class SourceError(DegenerationError, OSError):
+    """A source could not read (permissions, vanished directory). Retried with backoff and counted."""
+
+
+class SinkError(DegenerationError):
+    """An export failed (OTLP endpoint down). Retried by the sink, counted, never fatal."""

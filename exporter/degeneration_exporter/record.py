@@ -1,0 +1,93 @@
+"""`Record`: the one type every input format produces and the classifier consumes.
+
+Why one type: formats differ wildly (slime `status: truncated`, vLLM `finished_reason`, OpenAI
+`choices[i].finish_reason`), so each format normalises into this shape and nothing downstream
+knows where a record came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = ["FinishReason", "Record", "parse_finish_reason"]
+
+
+class FinishReason(StrEnum):
+    """Why generation stopped, in the OpenAI/vLLM vocabulary; the values are label values."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    ABORT = "abort"
+    ERROR = "error"
+    REPETITION = "repetition"
+    TOOL_CALLS = "tool_calls"
+    CONTENT_FILTER = "content_filter"
+    UNKNOWN = "unknown"
+
+
+_FINISH_ALIASES: dict[str, FinishReason] = {
+    "stop": FinishReason.STOP,
+    "eos": FinishReason.STOP,
+    "eos_token": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "end_turn": FinishReason.STOP,
+    "completed": FinishReason.STOP,
+    "complete": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "max_tokens": FinishReason.LENGTH,
+    "max_length": FinishReason.LENGTH,
+    "truncated": FinishReason.LENGTH,
+    "abort": FinishReason.ABORT,
+    "aborted": FinishReason.ABORT,
+    "cancelled": FinishReason.ABORT,
+    "canceled": FinishReason.ABORT,
+    "error": FinishReason.ERROR,
+    "failed": FinishReason.ERROR,
+    "repetition": FinishReason.REPETITION,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+
+
+def parse_finish_reason(value: object) -> FinishReason:
+    """Map any vocabulary's finish reason (or status) onto `FinishReason`; unknown values fold to UNKNOWN.
+
+    Folding keeps the `finish_reason` label bounded whatever a server writes.
+    """
+    if isinstance(value, FinishReason):
+        return value
+    if isinstance(value, dict):  # SGLang meta_info: {"type": "length", "length": 2048}
+        value = value.get("type")
+    if not isinstance(value, str):
+        return FinishReason.UNKNOWN
+    return _FINISH_ALIASES.get(value.strip().lower(), FinishReason.UNKNOWN)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One finished (or aborted) response, normalised.
+
+    `text` is the visible content only; `reasoning` is a separate channel (never a template leak,
+    but scanned for loops). Token fields follow Trinity-RFT: `token_ids` may include the prompt, of
+    which `prompt_length` tokens are dropped, and `action_mask` (aligned with the response part)
+    keeps only model-generated positions. `identity` holds dump identity fields (`rollout_id`,
+    `index`, `sample_index`, `group_index`, `dataset`, `position`, `request_id`) for reports only,
+    never for labels.
+    """
+
+    text: str
+    reasoning: str = ""
+    finish_reason: FinishReason = FinishReason.UNKNOWN
+    model: str | None = None
+    token_ids: Sequence[int] | None = None
+    prompt_length: int = 0
+    action_mask: Sequence[int] | None = None
+    output_tokens: int | None = None
+    max_tokens: int | None = None
+    run: str | None = None
+    step: int | None = None
+    identity: Mapping[str, object] = field(default_factory=dict)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The one test command (README "Quick start", and .ci/run): installs what the tests need on a fresh
+# Debian machine, then runs ruff, mypy --strict and the whole pytest suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if ! command -v promtool >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+
+.venv/bin/ruff check exporter tests bench dashboards
+.venv/bin/mypy --strict exporter/degeneration_exporter
+.venv/bin/pytest -q "$@"
