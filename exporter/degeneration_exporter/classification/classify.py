@@ -1,0 +1,271 @@
+"""`classify`: the one place where detector findings, the finish reason and the token budget become flags.
+
+Why one place: Prometheus, OTLP, the JSON report and streaming all need the same verdict, so the
+rules (which detectors make up `repetition`, what counts as a ceiling hit, where the loop is) live
+here and nowhere else. Detector semantics are in detectors.md; the default list is measured against
+the hand labels (docs/detectors.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..detectors import DETECTORS
+from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector
+from ..detectors.ceiling import is_ceiling_hit
+from ..errors import ConfigError
+from ..record import Record
+from .result import Classification, FlagKind, LoopSpan
+
+__all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify"]
+
+DEFAULT_REPETITION_DETECTORS: tuple[str, ...] = ("tandem_repeat",)
+LEAK_DETECTOR = "template_leak"
+
+
+class ClassifierConfig(BaseModel):
+    """Which detectors make up each verdict, and with which parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repetition_detectors: tuple[str, ...] = Field(
+        DEFAULT_REPETITION_DETECTORS,
+        description="Detectors whose flag makes a response `repetition` (any one suffices); the loop "
+        "location comes from the first flagged one in this order.",
+    )
+    report_detectors: tuple[str, ...] = Field(
+        (),
+        description="Extra detectors run for their findings only (reported, counted per detector, "
+        "never part of the verdict).",
+    )
+    template_leak: bool = Field(True, description="Scan visible content for chat-template special tokens.")
+    scan_reasoning: bool = Field(
+        True, description="Also look for loops in the reasoning channel (a looping thought burns budget too)."
+    )
+    detector_params: Mapping[str, Mapping[str, Any]] = Field(
+        default_factory=dict,
+        description="Per-detector parameter overrides, keyed by detector name (see docs/detectors/).",
+    )
+
+    @field_validator("repetition_detectors", "report_detectors")
+    @classmethod
+    def _known_repetition_detectors(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            spec = DETECTORS.get(name)
+            if spec is None:
+                raise ValueError(f"unknown detector {name!r}; known: {sorted(DETECTORS)}")
+            if spec.kind != "repetition":
+                raise ValueError(f"detector {name!r} is a {spec.kind} detector, not a repetition detector")
+        return names
+
+    @field_validator("detector_params")
+    @classmethod
+    def _known_param_sections(
+        cls, params: Mapping[str, Mapping[str, Any]]
+    ) -> Mapping[str, Mapping[str, Any]]:
+        for name in params:
+            if name not in DETECTORS:
+                raise ValueError(f"unknown detector {name!r}; known: {sorted(DETECTORS)}")
+        return params
+
+
+class Classifier:
+    """Runs the configured detectors over records (batch) or deltas (streams)."""
+
+    def __init__(self, config: ClassifierConfig | None = None) -> None:
+        self.config = config or ClassifierConfig()
+        self._params: dict[str, BaseModel] = {}
+        names = [*self.config.repetition_detectors, *self.config.report_detectors]
+        if self.config.template_leak:
+            names.append(LEAK_DETECTOR)
+        for name in dict.fromkeys(names):
+            spec = DETECTORS[name]
+            overrides = self.config.detector_params.get(name, {})
+            try:
+                self._params[name] = spec.params_model.model_validate(overrides)
+            except ValueError as exc:
+                raise ConfigError(f"detectors.{name}: {exc}", field=f"detectors.{name}") from exc
+        self._repetition = tuple(dict.fromkeys([*self.config.repetition_detectors,
+                                                *self.config.report_detectors]))
+
+    def classify(self, record: Record) -> Classification:
+        """Batch form: every detector over the whole record."""
+        findings: list[Finding] = []
+        content = DetectorInput(record.text, record.reasoning, record.token_ids, record.prompt_length,
+                                record.action_mask)
+        reasoning = DetectorInput(record.reasoning)
+        for name in self._repetition:
+            spec = DETECTORS[name]
+            findings.append(spec.detect(content, self._params[name]))
+            if self.config.scan_reasoning and record.reasoning:
+                findings.append(_on_channel(spec.detect(reasoning, self._params[name]), "reasoning"))
+        if self.config.template_leak:
+            findings.append(DETECTORS[LEAK_DETECTOR].detect(content, self._params[LEAK_DETECTOR]))
+        return self._assemble(record, findings)
+
+    def open_stream(self) -> ResponseStream:
+        """Streaming form: feed deltas as they arrive, then `finish(record)`."""
+        return ResponseStream(self)
+
+    def _assemble(self, record: Record, findings: list[Finding]) -> Classification:
+        flags: set[FlagKind] = set()
+        verdict = set(self.config.repetition_detectors)
+        looping = [f for f in findings if f.flagged and f.kind == "repetition" and f.detector in verdict]
+        order = {name: i for i, name in enumerate(self.config.repetition_detectors)}
+        looping.sort(key=lambda f: (f.channel != "content", order[f.detector]))
+        if looping:
+            flags.add(FlagKind.REPETITION)
+        leaks: dict[str, int] = {}
+        for f in findings:
+            if f.kind == "template_leak" and f.flagged:
+                counts = f.details.get("counts", {})
+                for token, n in counts.items():
+                    leaks[str(token)] = leaks.get(str(token), 0) + int(n)
+        if leaks:
+            flags.add(FlagKind.TEMPLATE_LEAK)
+        if is_ceiling_hit(record.finish_reason, _output_tokens(record), record.max_tokens):
+            flags.add(FlagKind.CEILING)
+            if FlagKind.REPETITION in flags:
+                flags.add(FlagKind.CEILING_WHILE_REPEATING)
+        return Classification(
+            flags=frozenset(flags),
+            finish_reason=record.finish_reason,
+            findings=tuple(findings),
+            loop=_loop_span(record, looping[0]) if looping else None,
+            leaks=leaks,
+            text_chars=len(record.text),
+            reasoning_chars=len(record.reasoning),
+            repetition_score=_repetition_score(findings, verdict),
+            output_tokens=_output_tokens(record),
+            max_tokens=record.max_tokens,
+            model=record.model,
+            run=record.run,
+            step=record.step,
+            identity=record.identity,
+        )
+
+
+class ResponseStream:
+    """One in-flight response: incremental detectors per channel, first in-flight finding kept.
+
+    Detectors without an incremental form run in batch at `finish`.
+    """
+
+    def __init__(self, classifier: Classifier) -> None:
+        self._classifier = classifier
+        cfg = classifier.config
+        self._live: dict[tuple[str, Channel], IncrementalDetector] = {}
+        channels: tuple[Channel, ...] = ("content", "reasoning") if cfg.scan_reasoning else ("content",)
+        for name in classifier._repetition:
+            factory = DETECTORS[name].incremental
+            if factory is not None:
+                for channel in channels:
+                    self._live[(name, channel)] = factory(classifier._params[name])
+        if cfg.template_leak:
+            factory = DETECTORS[LEAK_DETECTOR].incremental
+            if factory is not None:
+                self._live[(LEAK_DETECTOR, "content")] = factory(classifier._params[LEAK_DETECTOR])
+        self.first_finding: Finding | None = None
+
+    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+        """Feed one delta; returns a finding the first time anything fires in this stream."""
+        fired: Finding | None = None
+        for (_name, ch), detector in self._live.items():
+            if ch != channel:
+                continue
+            finding = detector.feed(delta, channel)
+            if finding is not None and fired is None:
+                fired = _on_channel(finding, channel)
+        if fired is not None and self.first_finding is None:
+            self.first_finding = fired
+            return fired
+        return None
+
+    def finish(self, record: Record) -> Classification:
+        """Final verdict; `record` carries the assembled text and the response metadata."""
+        classifier = self._classifier
+        findings: list[Finding] = []
+        content = DetectorInput(record.text, record.reasoning, record.token_ids, record.prompt_length,
+                                record.action_mask)
+        for name in classifier._repetition:
+            spec = DETECTORS[name]
+            live = self._live.get((name, "content"))
+            findings.append(live.finish() if live else spec.detect(content, classifier._params[name]))
+            if classifier.config.scan_reasoning and record.reasoning:
+                live_r = self._live.get((name, "reasoning"))
+                found = (live_r.finish() if live_r
+                         else spec.detect(DetectorInput(record.reasoning), classifier._params[name]))
+                findings.append(_on_channel(found, "reasoning"))
+        if classifier.config.template_leak:
+            live = self._live.get((LEAK_DETECTOR, "content"))
+            findings.append(live.finish() if live else
+                            DETECTORS[LEAK_DETECTOR].detect(content, classifier._params[LEAK_DETECTOR]))
+        return classifier._assemble(record, findings)
+
+
+_DEFAULT: Classifier | None = None
+
+
+def classify(record: Record, classifier: Classifier | None = None) -> Classification:
+    """Classify one record with `classifier` (default settings when omitted)."""
+    global _DEFAULT
+    if classifier is None:
+        if _DEFAULT is None:
+            _DEFAULT = Classifier()
+        classifier = _DEFAULT
+    return classifier.classify(record)
+
+
+def _on_channel(finding: Finding, channel: Channel) -> Finding:
+    return finding if finding.channel == channel else replace(finding, channel=channel)
+
+
+def _output_tokens(record: Record) -> int | None:
+    if record.output_tokens is not None:
+        return record.output_tokens
+    if record.token_ids is not None:
+        generated = len(record.token_ids) - record.prompt_length
+        if record.action_mask is not None:
+            return sum(1 for m in record.action_mask if m)
+        return max(generated, 0)
+    return None
+
+
+def _loop_span(record: Record, finding: Finding) -> LoopSpan:
+    text = record.text if finding.channel == "content" else record.reasoning
+    onset = finding.onset if finding.onset is not None else 0
+    onset = min(max(onset, 0), len(text))
+    after = len(text) - onset
+    fraction = onset / len(text) if text else 0.0
+    tokens = _output_tokens(record)
+    tokens_after = None
+    if tokens is not None and finding.channel == "content" and text and not record.reasoning:
+        # Proportional estimate: no tokenizer here, so tokens spent after the onset are scaled by chars.
+        tokens_after = round(tokens * after / len(text))
+    return LoopSpan(
+        channel=finding.channel,
+        onset=onset,
+        period=finding.period,
+        unit=finding.unit,
+        covered_chars=finding.covered_chars,
+        chars_after_onset=after,
+        onset_fraction=fraction,
+        tokens_after_onset=tokens_after,
+    )
+
+
+def _repetition_score(findings: list[Finding], verdict: set[str]) -> float:
+    """Largest fraction of a channel inside a detected repeat (0..1), over the verdict's detectors."""
+    best = 0.0
+    for f in findings:
+        if f.kind == "repetition" and f.detector in verdict:
+            coverage = f.details.get("coverage")
+            if isinstance(coverage, int | float):
+                best = max(best, float(coverage))
+    return min(best, 1.0)
+
+

@@ -1,0 +1,1 @@
+"""One module per CLI verb: `HELP`, `add_arguments(parser)`, `main(args) -> int`."""
