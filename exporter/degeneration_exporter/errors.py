@@ -8,7 +8,8 @@ DegenerationError                  base class, never raised itself
 │   ├── MissingField(path)         a required field is absent or of the wrong type
 │   ├── LineTooLong(size_bytes)    the line exceeded max_line_bytes
 │   ├── EncodingError              the line is not valid UTF-8
-│   └── PartialLine                an unterminated final fragment that did not parse
+│   ├── PartialLine                an unterminated final fragment that did not parse
+│   └── UnknownFormat(candidates)  format detection found no format, or several, for this record
 ├── SourceError(OSError)           a source cannot read; retried with backoff and counted
 └── SinkError                      an export failed; retried by the sink, counted, never fatal
 ```
@@ -31,9 +32,12 @@ __all__ = [
     "RejectReason",
     "SinkError",
     "SourceError",
+    "UnknownFormat",
 ]
 
-RejectReason = Literal["invalid_json", "missing_field", "too_long", "encoding", "partial_line", "internal"]
+RejectReason = Literal[
+    "invalid_json", "missing_field", "too_long", "encoding", "partial_line", "unknown_format", "internal"
+]
 
 
 class DegenerationError(Exception):
@@ -94,6 +98,19 @@ class PartialLine(RecordError):
     """A final unterminated fragment, parsed once after its writer went away, was invalid."""
 
     reason: RejectReason = "partial_line"
+
+
+class UnknownFormat(RecordError):
+    """Format detection could not pick one format for this record. Raised by `formats.detect_format`.
+
+    `candidates` lists the formats that matched (several: ambiguous) or the ones tried (none matched).
+    """
+
+    reason: RejectReason = "unknown_format"
+
+    def __init__(self, message: str, candidates: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.candidates = candidates
 
 
 class SourceError(DegenerationError, OSError):

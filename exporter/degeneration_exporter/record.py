@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["FinishReason", "Record", "parse_finish_reason"]
+__all__ = ["Delta", "FinishReason", "Record", "parse_finish_reason"]
 
 
 class FinishReason(StrEnum):
@@ -91,3 +91,26 @@ class Record:
     run: str | None = None
     step: int | None = None
     identity: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One chunk of a streamed response (an SSE `chat.completion.chunk`, a vLLM streaming-delta line).
+
+    Streaming formats yield these instead of Records; `classification/streams.py` reassembles them by
+    `(request_id, index)` into one Record. `finish_reason` is set only on the chunk that ends the
+    stream. `output_tokens` is a running total when the server reports usage; `token_count` is the
+    number of tokens in this chunk when the log lists them (vLLM). `whole_text` marks a chunk whose
+    `content` is the full response (vLLM `streaming complete`): it ends the stream and stands in for
+    the deltas only when none were seen. `request_id` is for reassembly only, never a label.
+    """
+
+    request_id: str
+    content: str = ""
+    reasoning: str = ""
+    finish_reason: FinishReason | None = None
+    index: int = 0
+    model: str | None = None
+    output_tokens: int | None = None
+    token_count: int | None = None
+    whole_text: bool = False
