@@ -29,13 +29,16 @@ class Line:
     """One newline-terminated line (newline and CR stripped), where it came from, and its position.
 
     `origin` is a path or `-`/`http` for reports and logs, never a label. `position` is None for
-    sources with nothing to commit (stdin).
+    sources with nothing to commit (stdin). `partial` marks a final unterminated fragment handed out
+    once after its writer went away (ecosystem.md §7.5 rule 4): the pipeline counts it as
+    `partial_line` rather than `invalid_json` when it does not parse.
     """
 
     data: bytes
     origin: str
     line_no: int
     position: Position | None = None
+    partial: bool = False
 
 
 @dataclass(slots=True)
@@ -53,6 +56,7 @@ class SourceStats:
     checkpoint_last_success_timestamp: float = 0.0
     checkpoint_errors: int = 0
     queue_depth: int = 0
+    read_errors: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
