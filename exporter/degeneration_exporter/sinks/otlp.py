@@ -1,0 +1,212 @@
+"""OTLP sink: the catalog's instruments pushed over OTLP/HTTP through the OpenTelemetry SDK.
+
+Why: sites that run an OpenTelemetry Collector rather than scrape want a push path with OTel names
+and GenAI attribute names (ecosystem.md §3.4, §7.1): `gen_ai.request.model` and
+`gen_ai.response.model` for the model, `degeneration.finish_reason`, `degeneration.flag.kind`,
+`degeneration.source`; resource `service.name=degeneration-exporter` unless `OTEL_SERVICE_NAME` or
+`OTEL_RESOURCE_ATTRIBUTES` say otherwise. Every setting left unset here falls back to the standard
+`OTEL_*` variable the SDK reads (`OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`,
+`OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`).
+
+Per-response counters and histograms are SDK instruments fed by `emit`; rollout gauges, source
+self-metrics and label overflows are observable instruments read at export time, from the same
+`Measurer` the Prometheus sink uses, so both paths count the same things. Histograms use
+base-2 exponential aggregation by default (Prometheus ingests them as native histograms), or the
+catalog's explicit buckets. OpenTelemetry is the optional extra `otlp` and is imported only when
+an `OtlpSink` is built; export failures are logged and retried by the SDK's exporter, never fatal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Iterable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from .. import __version__
+from .. import catalog as c
+from ..classification.labels import LabelLimits
+from ..classification.result import Classification
+from ..errors import ConfigError
+from ..sources.base import SourceStats
+from .measurements import Measurement, Measurer
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import CallbackOptions, Counter, Histogram, Observation
+    from opentelemetry.sdk.metrics import MeterProvider
+
+__all__ = ["INSTALL_HINT", "SERVICE_NAME", "OtlpSink", "OtlpSinkConfig"]
+
+SERVICE_NAME = "degeneration-exporter"
+INSTALL_HINT = (
+    "the otlp sink needs OpenTelemetry: pip install 'degeneration-exporter[otlp]' "
+    "(opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http)"
+)
+_SIGNAL_PATH = "/v1/metrics"
+
+
+class OtlpSinkConfig(BaseModel, frozen=True, extra="forbid"):
+    """`sinks.otlp`: where and how often to push; unset fields defer to the standard `OTEL_*` env vars."""
+
+    enabled: bool = Field(False, description="Push metrics over OTLP/HTTP (needs the 'otlp' extra).")
+    endpoint: str | None = Field(
+        None,
+        description="Collector base URL such as http://otel-collector:4318 (/v1/metrics is appended); "
+        "unset: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.",
+    )
+    interval: timedelta | None = Field(
+        None, description="Time between exports; unset: OTEL_METRIC_EXPORT_INTERVAL, else 60 s."
+    )
+    timeout: timedelta | None = Field(
+        None, description="Timeout of one export request; unset: OTEL_EXPORTER_OTLP_TIMEOUT, else 10 s."
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra HTTP headers; empty: OTEL_EXPORTER_OTLP_HEADERS."
+    )
+    histogram_aggregation: Literal["exponential", "explicit"] = Field(
+        "exponential",
+        description="exponential: base-2 exponential histograms; explicit: the catalog's bucket bounds.",
+    )
+    limits: LabelLimits = Field(
+        default_factory=LabelLimits, description="Caps on data-derived attribute values."
+    )
+
+    def metrics_endpoint(self) -> str | None:
+        """The full OTLP/HTTP metrics URL, or None to let the SDK read the environment."""
+        if self.endpoint is None:
+            return None
+        base = self.endpoint.rstrip("/")
+        return base if base.endswith(_SIGNAL_PATH) else base + _SIGNAL_PATH
+
+
+def _attribute_plan(spec: c.MetricSpec) -> tuple[tuple[int, str], ...]:
+    """(label index, attribute name) pairs: how a measurement's labels become OTel attributes."""
+    return tuple(
+        (index, attribute)
+        for index, label in enumerate(spec.labels)
+        for attribute in c.LABEL_ATTRIBUTES[label]
+    )
+
+
+_PLANS = {spec.name: _attribute_plan(spec) for spec in c.CATALOG}
+
+
+def attributes_of(m: Measurement) -> dict[str, str]:
+    """The OTel attributes of one measurement (GenAI names where they exist)."""
+    return {attribute: m.labels[index] for index, attribute in _PLANS[m.metric.name]}
+
+
+class OtlpSink:
+    """Feeds the catalog's instruments to an OTel `MeterProvider` that pushes OTLP/HTTP periodically."""
+
+    def __init__(
+        self,
+        config: OtlpSinkConfig | None = None,
+        *,
+        leak_tokens: Collection[str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        try:  # the optional extra `otlp`, imported only when a sink is built
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+            from opentelemetry.sdk.metrics import Histogram as SdkHistogram
+            from opentelemetry.sdk.metrics import MeterProvider
+            from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+            from opentelemetry.sdk.metrics.view import (
+                Aggregation,
+                ExplicitBucketHistogramAggregation,
+                ExponentialBucketHistogramAggregation,
+                View,
+            )
+            from opentelemetry.sdk.resources import Resource
+        except ImportError as exc:
+            raise ConfigError(INSTALL_HINT, field="sinks.otlp.enabled") from exc
+
+        self.config = config or OtlpSinkConfig()
+        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock)
+        self._closed = False
+
+        resource = Resource.create({})
+        if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+            resource = resource.merge(Resource({"service.name": SERVICE_NAME}))
+        resource = resource.merge(Resource({"service.version": __version__}))
+
+        views: list[View] = []
+        preferred: dict[type, Aggregation] | None = None
+        if self.config.histogram_aggregation == "explicit":
+            views = [
+                View(instrument_name=spec.otel_name,
+                     aggregation=ExplicitBucketHistogramAggregation(boundaries=spec.buckets))
+                for spec in c.CATALOG
+                if spec.type == "histogram"
+            ]
+        else:
+            preferred = {SdkHistogram: ExponentialBucketHistogramAggregation()}
+        timeout = self.config.timeout.total_seconds() if self.config.timeout is not None else None
+        exporter = OTLPMetricExporter(
+            endpoint=self.config.metrics_endpoint(),
+            headers=self.config.headers or None,
+            timeout=timeout,
+            preferred_aggregation=preferred,
+        )
+        interval = self.config.interval.total_seconds() * 1000 if self.config.interval is not None else None
+        reader = PeriodicExportingMetricReader(exporter, export_interval_millis=interval)
+        self._provider: MeterProvider = MeterProvider(
+            metric_readers=[reader], resource=resource, views=views
+        )
+        meter = self._provider.get_meter("degeneration_exporter", __version__)
+
+        self._counters: dict[str, Counter] = {}
+        self._histograms: dict[str, Histogram] = {}
+        for spec in c.CATALOG:
+            if spec.origin == "response" and spec.type == "counter":
+                self._counters[spec.name] = meter.create_counter(spec.otel_name, spec.unit, spec.help)
+            elif spec.origin == "response":
+                self._histograms[spec.name] = meter.create_histogram(spec.otel_name, spec.unit, spec.help)
+            elif spec.type == "counter":
+                meter.create_observable_counter(
+                    spec.otel_name, [self._callback(spec.name)], spec.unit, spec.help
+                )
+            else:
+                meter.create_observable_gauge(
+                    spec.otel_name, [self._callback(spec.name)], spec.unit, spec.help
+                )
+
+    def _callback(self, name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        from opentelemetry.metrics import Observation
+
+        def observe(_options: CallbackOptions) -> Iterable[Observation]:
+            return [
+                Observation(m.value, attributes_of(m))
+                for m in self._measurer.pull()
+                if m.metric.name == name
+            ]
+
+        return observe
+
+    def emit(self, source: str, result: Classification) -> None:
+        """Count one classified response from `source`."""
+        for m in self._measurer.measure(source, result):
+            counter = self._counters.get(m.metric.name)
+            if counter is not None:
+                counter.add(m.value, attributes_of(m))
+            else:
+                self._histograms[m.metric.name].record(m.value, attributes_of(m))
+
+    def register_source_stats(self, name: str, stats: SourceStats) -> None:
+        """Export `stats` as the self-metrics of source `name`, read at every export."""
+        self._measurer.register_source_stats(name, stats)
+
+    def flush(self, timeout: timedelta = timedelta(seconds=30)) -> bool:
+        """Complete open rollout steps and export now; True when the export succeeded in time."""
+        self._measurer.steps.flush()
+        return self._provider.force_flush(timeout_millis=timeout.total_seconds() * 1000)
+
+    def close(self) -> None:
+        """Complete open rollout steps, export a last time and stop the export thread; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._measurer.steps.flush()
+        self._provider.shutdown()

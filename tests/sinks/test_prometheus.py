@@ -1,0 +1,293 @@
+"""PrometheusSink: values read back from a fresh registry, and the live scrape passes promtool."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from degeneration_exporter.catalog import CATALOG
+from degeneration_exporter.classification.labels import OVERFLOW_VALUE, LabelLimits
+from degeneration_exporter.classification.result import FlagKind
+from degeneration_exporter.record import FinishReason
+from degeneration_exporter.sinks.base import Sink
+from degeneration_exporter.sinks.prometheus import DEFAULT_PORT, PrometheusSink, PrometheusSinkConfig
+from degeneration_exporter.sources.base import SourceStats
+from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic import ValidationError
+
+from .builders import clean, looping
+
+
+class FakeClock:
+    """A settable monotonic clock (injected; no sleeping)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+def _sink(registry: CollectorRegistry, **kwargs: object) -> PrometheusSink:
+    return PrometheusSink(registry=registry, leak_tokens=["<|im_end|>", "<|eot_id|>"], **kwargs)  # type: ignore[arg-type]
+
+
+def _value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
+    return registry.get_sample_value(name, labels)
+
+
+def test_is_a_sink(registry: CollectorRegistry) -> None:
+    sink: Sink = _sink(registry)
+    sink.close()
+
+
+def test_counts_by_finish_reason_and_initialises_every_combination(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("vllm", clean())
+    sink.emit("vllm", clean())
+    sink.emit("vllm", looping())
+    sm = {"source": "vllm", "model_name": "qwen3-8b"}
+    assert _value(registry, "degeneration_responses_total", **sm, finish_reason="stop") == 2
+    assert _value(registry, "degeneration_responses_total", **sm, finish_reason="length") == 1
+    for reason in FinishReason:
+        assert _value(registry, "degeneration_responses_total", **sm, finish_reason=reason.value) is not None
+    for kind in FlagKind:
+        assert _value(registry, "degeneration_responses_flagged_total", **sm, kind=kind.value) is not None
+
+
+def test_flagged_counts_each_kind_a_response_carries(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("rl", looping())
+    sink.emit("rl", looping(flags=frozenset({FlagKind.CEILING})))
+    sm = {"source": "rl", "model_name": "qwen3-8b"}
+    assert _value(registry, "degeneration_responses_flagged_total", **sm, kind="repetition") == 1
+    assert _value(registry, "degeneration_responses_flagged_total", **sm, kind="ceiling") == 2
+    assert _value(registry, "degeneration_responses_flagged_total", **sm, kind="ceiling_while_repeating") == 1
+    assert _value(registry, "degeneration_responses_flagged_total", **sm, kind="template_leak") == 1
+
+
+def test_detections_count_only_findings_that_fired(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("a", clean())  # relax_compression present but not flagged
+    sink.emit("a", looping())
+    sm = {"source": "a", "model_name": "qwen3-8b"}
+    assert _value(registry, "degeneration_detections_total", **sm, detector="relax_compression") == 1
+    assert _value(registry, "degeneration_detections_total", **sm, detector="template_leak") == 1
+
+
+def test_leaked_tokens_outside_the_configured_list_count_as_other(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("a", looping(leaks={"<|im_end|>": 3, "<|weird|>": 2, "<|also|>": 1}))
+    sm = {"source": "a", "model_name": "qwen3-8b"}
+    assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="<|im_end|>") == 3
+    assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="other") == 3
+    assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="<|weird|>") is None
+    assert _value(registry, "degeneration_label_overflow_total", source="a", label="token") == 2
+
+
+def test_loop_cost_and_histograms_follow_the_response(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("a", looping())
+    sink.emit("a", clean(output_tokens=None))
+    sm = {"source": "a", "model_name": "qwen3-8b"}
+    assert _value(registry, "degeneration_loop_chars_after_onset_total", **sm) == 3000
+    assert _value(registry, "degeneration_loop_tokens_after_onset_total", **sm) == 750
+    # Tokens and the budget ratio only where the record states them.
+    assert _value(registry, "degeneration_response_tokens_count", **sm) == 1
+    assert _value(registry, "degeneration_response_tokens_sum", **sm) == 1000
+    assert _value(registry, "degeneration_response_token_budget_ratio_bucket", **sm, le="0.99") == 0
+    assert _value(registry, "degeneration_response_token_budget_ratio_bucket", **sm, le="1.0") == 1
+    assert _value(registry, "degeneration_response_chars_sum", **sm) == 4400
+    assert _value(registry, "degeneration_response_repetition_ratio_bucket", **sm, le="0.7") == 1
+    assert _value(registry, "degeneration_response_repetition_ratio_bucket", **sm, le="0.8") == 2
+    assert _value(registry, "degeneration_loop_onset_ratio_bucket", **sm, le="0.2") == 0
+    assert _value(registry, "degeneration_loop_onset_ratio_bucket", **sm, le="0.3") == 1
+
+
+def test_missing_model_is_labelled_unknown(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("a", clean(model=None))
+    assert _value(registry, "degeneration_responses_total", source="a", model_name="unknown",
+                  finish_reason="stop") == 1
+
+
+def test_model_names_past_the_cap_fold_into_other_and_are_counted(registry: CollectorRegistry) -> None:
+    config = PrometheusSinkConfig(limits=LabelLimits(max_model_names=2))
+    sink = _sink(registry, config=config)
+    for model in ("m1", "m2", "m3", "m4", "m1"):
+        sink.emit("a", clean(model=model))
+    total = "degeneration_responses_total"
+    assert _value(registry, total, source="a", model_name="m1", finish_reason="stop") == 2
+    assert _value(registry, total, source="a", model_name=OVERFLOW_VALUE, finish_reason="stop") == 2
+    assert _value(registry, total, source="a", model_name="m3", finish_reason="stop") is None
+    assert _value(registry, "degeneration_label_overflow_total", source="a", label="model_name") == 2
+    # Another source has its own budget.
+    sink.emit("b", clean(model="m3"))
+    assert _value(registry, total, source="b", model_name="m3", finish_reason="stop") == 1
+
+
+def test_rollout_step_completes_when_a_higher_step_appears(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("rl", looping(run="grpo", step=3))
+    for _ in range(3):
+        sink.emit("rl", clean(run="grpo", step=3))
+    labels = {"source": "rl", "run": "grpo"}
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) is None  # step 3 still open
+    sink.emit("rl", clean(run="grpo", step=4))
+    assert _value(registry, "degeneration_rollout_step", **labels) == 3
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 4
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) == 0.25
+    assert _value(registry, "degeneration_rollout_truncated_frac", **labels) == 0.25
+    assert _value(registry, "degeneration_rollout_template_leak_frac", **labels) == 0.25
+    sink.emit("rl", looping(run="grpo", step=2))  # late record of an older step: ignored here
+    assert _value(registry, "degeneration_rollout_step", **labels) == 3
+
+
+def test_flush_completes_the_open_step_and_runless_records_use_default(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("rl", looping(step=7))
+    sink.emit("rl", clean(step=7))
+    sink.flush()
+    labels = {"source": "rl", "run": "default"}
+    assert _value(registry, "degeneration_rollout_step", **labels) == 7
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) == 0.5
+
+
+def test_idle_runs_expire_and_their_series_disappear(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    config = PrometheusSinkConfig(limits=LabelLimits(max_runs=1, run_ttl=timedelta(minutes=10)))
+    sink = _sink(registry, config=config, clock=clock)
+    sink.emit("rl", clean(run="old", step=1))
+    sink.emit("rl", clean(run="old", step=2))
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="old") == 1
+    sink.emit("rl", clean(run="new", step=1))  # over the cap of one run: not tracked, counted
+    assert _value(registry, "degeneration_label_overflow_total", source="rl", label="run") == 1
+    clock.now += 601
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="old") is None
+    sink.emit("rl", clean(run="new", step=1))  # the slot is free again
+    sink.emit("rl", clean(run="new", step=2))
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="new") == 1
+
+
+def test_source_stats_are_read_at_scrape_time(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    stats = SourceStats()
+    sink.register_source_stats("tail", stats)
+    assert _value(registry, "degeneration_lines_read_total", source="tail") == 0
+    assert _value(registry, "degeneration_lines_rejected_total", source="tail", reason="too_long") == 0
+    with stats.lock:
+        stats.lines_read = 10
+        stats.bytes_read = 2048
+        stats.rejected["invalid_json"] += 3
+        stats.files_watched = 4
+        stats.rotations = 1
+        stats.truncations = 2
+        stats.lag_bytes = 99
+        stats.last_record_timestamp = 1.7e9
+        stats.checkpoint_last_success_timestamp = 1.6e9
+        stats.checkpoint_errors = 5
+        stats.queue_depth = 7
+    expected = {
+        "degeneration_lines_read_total": 10,
+        "degeneration_bytes_read_total": 2048,
+        "degeneration_files_watched": 4,
+        "degeneration_file_rotations_total": 1,
+        "degeneration_file_truncations_total": 2,
+        "degeneration_source_lag_bytes": 99,
+        "degeneration_last_record_timestamp_seconds": 1.7e9,
+        "degeneration_checkpoint_last_success_timestamp_seconds": 1.6e9,
+        "degeneration_checkpoint_errors_total": 5,
+        "degeneration_queue_depth": 7,
+    }
+    for name, value in expected.items():
+        assert _value(registry, name, source="tail") == value, name
+    assert _value(registry, "degeneration_lines_rejected_total", source="tail", reason="invalid_json") == 3
+
+
+def test_exposes_no_created_series_and_never_touches_the_global_registry(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    sink.emit("a", looping())
+    text = sink.exposition().decode()
+    assert "_created" not in text
+    assert "degeneration_build_info{" in text
+    assert not any(m.name.startswith("degeneration_") for m in REGISTRY.collect())
+
+
+def _all_metrics_sink(registry: CollectorRegistry) -> PrometheusSink:
+    sink = _sink(registry)
+    sink.register_source_stats("tail", SourceStats())
+    sink.emit("tail", looping(run="grpo", step=1, model="x\n\"y\\z"))
+    sink.emit("tail", clean(run="grpo", step=2, leaks={"<|never-listed|>": 1}))
+    sink.flush()
+    return sink
+
+
+def test_every_catalog_metric_is_exposed_and_nothing_else(registry: CollectorRegistry) -> None:
+    sink = _all_metrics_sink(registry)
+    exposed = {
+        family.name
+        for family in text_string_to_metric_families(sink.exposition().decode())
+        if family.name.startswith("degeneration_")
+    }
+    # The parser strips `_total` from counters and `_info` from nothing (build_info is a gauge).
+    catalog = {spec.name.removesuffix("_total") if spec.type == "counter" else spec.name for spec in CATALOG}
+    assert exposed == catalog
+
+
+@pytest.fixture
+def promtool() -> str:
+    path = shutil.which("promtool")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("promtool is missing (scripts/test.sh installs Debian's prometheus package)")
+        pytest.skip("promtool not installed")
+    return path
+
+
+@pytest.fixture
+def served(registry: CollectorRegistry) -> Iterator[tuple[PrometheusSink, str]]:
+    sink = _all_metrics_sink(registry)
+    server, thread = start_http_server(0, addr="127.0.0.1", registry=sink.registry)
+    try:
+        yield sink, f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+def test_live_scrape_passes_promtool_check_metrics(promtool: str, served: tuple[PrometheusSink, str]) -> None:
+    _, url = served
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body = response.read()
+    assert b"degeneration_responses_total" in body
+    result = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_promtool_would_catch_a_bad_exposition(promtool: str) -> None:
+    """Guards the test above: promtool really lints what we pipe in."""
+    bad = b"# TYPE degeneration_bad counter\ndegeneration_bad 1\n"
+    result = subprocess.run([promtool, "check", "metrics"], input=bad, capture_output=True, timeout=60)
+    assert result.returncode != 0
+
+
+def test_config_defaults_and_listen_validation() -> None:
+    config = PrometheusSinkConfig()
+    assert (config.enabled, config.host, config.port) == (True, "0.0.0.0", DEFAULT_PORT)
+    assert PrometheusSinkConfig(listen="[::1]:9999").host == "::1"
+    for bad in ("nohost", "h:0", "h:70000", "h:abc"):
+        with pytest.raises(ValidationError):
+            PrometheusSinkConfig(listen=bad)
+    with pytest.raises(ValidationError):
+        PrometheusSinkConfig(listn="x")  # type: ignore[call-arg]
