@@ -11,8 +11,21 @@ from __future__ import annotations
 from typing import Any
 
 from .base import DetectorInput, DetectorSpec, Finding, IncrementalDetector
+from .compression import Compression, CompressionParams, detect_compression
+from .ngram_ratio import NgramRatio, NgramRatioParams, detect_ngram_ratio
+from .tail_period import TailPeriod, TailPeriodParams, detect_tail_period
 
 __all__ = ["DETECTORS", "DetectorInput", "DetectorSpec", "Finding", "IncrementalDetector"]
 
 # Registry lines are added by each detector module's author, in this order.
-DETECTORS: dict[str, DetectorSpec[Any]] = {}
+DETECTORS: dict[str, DetectorSpec[Any]] = {
+    "compression": DetectorSpec(
+        "compression", "repetition", CompressionParams, detect_compression, Compression,
+        "Relax: raw/zlib byte ratio above 10 in any 10k-character window."),
+    "ngram_ratio": DetectorSpec(
+        "ngram_ratio", "repetition", NgramRatioParams, detect_ngram_ratio, NgramRatio,
+        "Trinity-RFT: duplicate 4-gram ratio above 0.5 (token ids, else words)."),
+    "tail_period": DetectorSpec(
+        "tail_period", "repetition", TailPeriodParams, detect_tail_period, TailPeriod,
+        "utopia: a 30-600 byte row repeated 5 times at the end, no period under 30."),
+}

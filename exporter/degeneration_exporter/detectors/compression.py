@@ -1,0 +1,410 @@
+"""Windowed zlib compression ratio (spec name `relax_compression`, Relax PR #333; module `compression`).
+
+Why: a looping reply compresses far better than prose, so a high raw/zlib byte ratio in any window
+marks a loop without knowing its period. Exact semantics: detectors.md §1.2 (window bounds with the
+final suffix window, zlib level 9, strict `> threshold`, code-point offsets, half-open intervals,
+`covered_chars` as a union, `max_compression_ratio` None when nothing was scanned, early exit).
+`mode="legacy_tail"` is slime's pre-PR check (§1.1): the last `window_size` code points only, and only
+when the text is strictly longer than one window. Known gap: a run shorter than about
+window + stride characters can be diluted below the threshold (§1.4, §5.2).
+
+Bytes: windows are encoded as UTF-8 with `surrogatepass`, so a lone surrogate (which strict UTF-8
+refuses) becomes its 3-byte form instead of an exception; every other string encodes exactly as
+upstream does, and offsets stay in code points.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from .base import Channel, DetectorInput, Finding, snippet
+
+__all__ = [
+    "DEFAULT_STRIDE",
+    "DEFAULT_THRESHOLD",
+    "DEFAULT_WINDOW_SIZE",
+    "Compression",
+    "CompressionParams",
+    "HitWindow",
+    "RatioFn",
+    "RepetitionReport",
+    "check_scan_params",
+    "compression_ratio",
+    "detect_compression",
+    "has_repetition",
+    "legacy_tail_scan",
+    "repetition_frac",
+    "scan_repetition",
+    "window_bounds",
+]
+
+DEFAULT_WINDOW_SIZE = 10_000
+DEFAULT_STRIDE = 5_000
+DEFAULT_THRESHOLD = 10.0
+ZLIB_LEVEL = 9
+ENCODE_ERRORS = "surrogatepass"
+EVIDENCE_CHARS = 120
+MEMO_WINDOWS = 8
+
+RatioFn = Callable[[bytes], float]
+"""Measures one window's UTF-8 bytes; injectable so tests can pin ratios independently of zlib."""
+
+
+def check_scan_params(window_size: int, stride: int, threshold: float) -> None:
+    """Raise ValueError for parameters Relax rejects, even before any text is seen (§1.2 step 1)."""
+    for name, value in (("window_size", window_size), ("stride", stride)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if stride > window_size:
+        raise ValueError(f"stride ({stride}) must not exceed window_size ({window_size}): gaps")
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ValueError(f"threshold must be a number, got {threshold!r}")
+    if not math.isfinite(threshold) or threshold <= 0:
+        raise ValueError(f"threshold must be finite and > 0, got {threshold!r}")
+
+
+def window_bounds(text_length: int, window_size: int = DEFAULT_WINDOW_SIZE,
+                  stride: int = DEFAULT_STRIDE) -> list[tuple[int, int]]:
+    """Half-open code-point windows scanned for a text of this length, in scan order (§1.2 step 2)."""
+    if text_length <= 0:
+        return []
+    last = max(0, text_length - window_size)
+    bounds = [(s, min(s + window_size, text_length)) for s in range(0, last + 1, stride)]
+    if last % stride:
+        bounds.append((last, text_length))
+    return bounds
+
+
+def compression_ratio(data: bytes) -> float:
+    """Raw bytes over zlib level-9 bytes (§1.2 step 3); an empty window would be +inf."""
+    if not data:
+        return math.inf
+    return len(data) / len(zlib.compress(data, ZLIB_LEVEL))
+
+
+class _MemoRatio:
+    """`compression_ratio` remembering the last few distinct windows.
+
+    Why: in a loop whose period divides the stride every window is byte-identical, so one compression
+    serves them all; the ratio is unchanged (same bytes, same zlib call), only repeated work is skipped.
+    """
+
+    def __init__(self, size: int = MEMO_WINDOWS) -> None:
+        self._size = size
+        self._memo: dict[bytes, float] = {}
+
+    def __call__(self, data: bytes) -> float:
+        ratio = self._memo.get(data)
+        if ratio is None:
+            ratio = compression_ratio(data)
+            if len(self._memo) >= self._size:
+                del self._memo[next(iter(self._memo))]
+            self._memo[data] = ratio
+        return ratio
+
+
+@dataclass(frozen=True, slots=True)
+class HitWindow:
+    """A window whose ratio exceeded the threshold."""
+
+    start: int
+    end: int
+    compression_ratio: float
+
+
+@dataclass(frozen=True, slots=True)
+class RepetitionReport:
+    """Relax's scan report (§1.2 step 6); `to_dict()` gives the published field names."""
+
+    has_repetition: bool
+    text_length: int
+    num_windows_scanned: int
+    hit_windows: tuple[HitWindow, ...]
+    max_compression_ratio: float | None
+    threshold: float
+    covered_chars: int
+
+    @property
+    def hit_intervals(self) -> list[tuple[int, int]]:
+        return [(w.start, w.end) for w in self.hit_windows]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields, as Relax's offline report writes them."""
+        return {
+            "has_repetition": self.has_repetition,
+            "text_length": self.text_length,
+            "num_windows_scanned": self.num_windows_scanned,
+            "hit_windows": [
+                {"start": w.start, "end": w.end, "compression_ratio": w.compression_ratio}
+                for w in self.hit_windows
+            ],
+            "hit_intervals": [[w.start, w.end] for w in self.hit_windows],
+            "max_compression_ratio": self.max_compression_ratio,
+            "threshold": self.threshold,
+            "covered_chars": self.covered_chars,
+        }
+
+
+def _union_length(hits: Iterable[HitWindow]) -> int:
+    """Length of the union of half-open intervals: overlaps are never double-counted."""
+    total = 0
+    cur_start = cur_end = -1
+    for w in sorted(hits, key=lambda h: h.start):
+        if w.start > cur_end:
+            total += cur_end - cur_start
+            cur_start, cur_end = w.start, w.end
+        else:
+            cur_end = max(cur_end, w.end)
+    return total + (cur_end - cur_start)
+
+
+class _ScanTally:
+    """The one scan bookkeeping shared by the batch scan, the legacy check and the incremental class."""
+
+    __slots__ = ("evidence", "hits", "max_ratio", "scanned", "threshold")
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.scanned = 0
+        self.max_ratio: float | None = None
+        self.hits: list[HitWindow] = []
+        self.evidence: str | None = None
+
+    def add(self, start: int, end: int, ratio: float, source: str, offset: int) -> bool:
+        """Record one scanned window; True when it is a hit (strictly above the threshold).
+
+        `source[offset:]` is the window's text; it is read only for the first hit's evidence.
+        """
+        self.scanned += 1
+        if self.max_ratio is None or ratio > self.max_ratio:
+            self.max_ratio = ratio
+        if ratio > self.threshold:
+            if not self.hits:
+                self.evidence = snippet(source[offset:offset + min(EVIDENCE_CHARS, end - start)])
+            self.hits.append(HitWindow(start, end, ratio))
+            return True
+        return False
+
+    def report(self, text_length: int) -> RepetitionReport:
+        return RepetitionReport(
+            has_repetition=bool(self.hits),
+            text_length=text_length,
+            num_windows_scanned=self.scanned,
+            hit_windows=tuple(self.hits),
+            max_compression_ratio=self.max_ratio,
+            threshold=self.threshold,
+            covered_chars=_union_length(self.hits),
+        )
+
+
+def _windows(text: str, bounds: list[tuple[int, int]]) -> Iterator[tuple[int, int, bytes, str, int]]:
+    """Each window's bounds, bytes, and where its text starts; ASCII text is encoded once and sliced."""
+    if text.isascii():
+        data = text.encode("ascii")
+        for start, end in bounds:
+            yield start, end, data[start:end], text, start
+    else:
+        for start, end in bounds:
+            piece = text[start:end]
+            yield start, end, piece.encode("utf-8", ENCODE_ERRORS), piece, 0
+
+
+def _scan(text: str, bounds: list[tuple[int, int]], threshold: float, stop_at_first_hit: bool,
+          ratio_fn: RatioFn | None) -> _ScanTally:
+    measure = ratio_fn or _MemoRatio()
+    tally = _ScanTally(threshold)
+    for start, end, data, source, offset in _windows(text, bounds):
+        if tally.add(start, end, measure(data), source, offset) and stop_at_first_hit:
+            break
+    return tally
+
+
+def _bounds(text_length: int, params: CompressionParams) -> list[tuple[int, int]]:
+    """The windows a mode scans: Relax's window set, or slime's single suffix window."""
+    if params.mode == "legacy_tail":
+        window = params.window_size
+        return [(text_length - window, text_length)] if text_length > window else []
+    return window_bounds(text_length, params.window_size, params.stride)
+
+
+def scan_repetition(text: str, *, window_size: int = DEFAULT_WINDOW_SIZE, stride: int = DEFAULT_STRIDE,
+                    threshold: float = DEFAULT_THRESHOLD, stop_at_first_hit: bool = False,
+                    ratio_fn: RatioFn | None = None) -> RepetitionReport:
+    """Relax's whole-response window scan (§1.2); `ratio_fn` replaces the zlib ratio (tests only)."""
+    check_scan_params(window_size, stride, threshold)
+    bounds = window_bounds(len(text), window_size, stride)
+    return _scan(text, bounds, threshold, stop_at_first_hit, ratio_fn).report(len(text))
+
+
+def legacy_tail_scan(text: str, *, window_size: int = DEFAULT_WINDOW_SIZE,
+                     threshold: float = DEFAULT_THRESHOLD,
+                     ratio_fn: RatioFn | None = None) -> RepetitionReport:
+    """slime's original check (§1.1): only the last window, only when the text is strictly longer."""
+    params = CompressionParams(mode="legacy_tail", window_size=window_size, stride=1, threshold=threshold)
+    return _scan(text, _bounds(len(text), params), threshold, False, ratio_fn).report(len(text))
+
+
+class CompressionParams(BaseModel, frozen=True, extra="forbid"):
+    """Relax's parameters (defaults are upstream's) plus the legacy tail-only mode."""
+
+    mode: Literal["relax", "legacy_tail"] = Field(
+        "relax",
+        description="`relax`: whole-response window scan (PR #333); `legacy_tail`: slime's suffix check.")
+    window_size: int = Field(DEFAULT_WINDOW_SIZE, gt=0, strict=True,
+                             description="Window length, in Unicode code points.")
+    stride: int = Field(DEFAULT_STRIDE, gt=0, strict=True,
+                        description="Distance between window starts, in code points; at most window_size.")
+    threshold: float = Field(DEFAULT_THRESHOLD, gt=0, allow_inf_nan=False,
+                             description="A window whose raw/zlib byte ratio is strictly above this hits.")
+    stop_at_first_hit: bool = Field(False,
+                                    description="Stop scanning at the first hit window (Relax early exit).")
+
+    @model_validator(mode="after")
+    def _stride_fits_window(self) -> CompressionParams:
+        check_scan_params(self.window_size, self.stride, self.threshold)
+        return self
+
+
+def _tally_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> _ScanTally:
+    stop = params.stop_at_first_hit and params.mode == "relax"
+    return _scan(text, _bounds(len(text), params), params.threshold, stop, ratio_fn)
+
+
+def has_repetition(text: str, params: CompressionParams | None = None) -> bool:
+    """Relax's boolean API: the scan with early exit (§1.2 step 7)."""
+    params = params or CompressionParams()
+    if params.mode == "relax":
+        params = params.model_copy(update={"stop_at_first_hit": True})
+    return bool(_tally_for(text, params).hits)
+
+
+def repetition_frac(texts: Iterable[str], params: CompressionParams | None = None) -> float:
+    """`rollout/repetition_frac`: the mean of `has_repetition` over a batch; 0.0 for an empty batch (§1.3)."""
+    flags = [has_repetition(t, params) for t in texts]
+    return sum(flags) / len(flags) if flags else 0.0
+
+
+def _finding(tally: _ScanTally, text_length: int, channel: Channel) -> Finding:
+    report = tally.report(text_length)
+    details = report.to_dict()
+    if text_length:
+        details["coverage"] = report.covered_chars / text_length
+    return Finding(
+        detector="compression",
+        kind="repetition",
+        flagged=report.has_repetition,
+        channel=channel,
+        score=report.max_compression_ratio,
+        onset=report.hit_windows[0].start if report.hit_windows else None,
+        covered_chars=report.covered_chars,
+        evidence=tally.evidence,
+        details=details,
+    )
+
+
+def detect_compression(inp: DetectorInput, params: CompressionParams) -> Finding:
+    """Batch form over `inp.text`: onset is the first hit window's start, score the maximum ratio."""
+    return _finding(_tally_for(inp.text, params), len(inp.text), "content")
+
+
+class Compression:
+    """Incremental form: `finish()` equals the batch finding for any split of the text.
+
+    Why it is exact: every full window `[s, s + window)` with `s` a multiple of the stride is in the
+    final window set as soon as the text reaches its end, so it is scanned then, in batch order; only
+    the last window (the whole text when shorter than one window, or the final suffix window) depends
+    on the final length, and it is scanned by `finish()`. Memory: the last `window + stride` code points
+    plus one delta; cost: one compression per `stride` code points fed, so amortised O(delta).
+    """
+
+    def __init__(self, params: CompressionParams | None = None, *, ratio_fn: RatioFn | None = None) -> None:
+        self._params = params or CompressionParams()
+        self._ratio = ratio_fn or _MemoRatio()
+        self._tally = _ScanTally(self._params.threshold)
+        self._buf = ""
+        self._buf_start = 0
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self._length = 0
+        self._next_start = 0
+        self._stopped = False
+        self._fired = False
+        self._channel: Channel = "content"
+        self._final: Finding | None = None
+
+    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+        """Take one delta; return a finding the first time a window hits, then None (latch)."""
+        self._channel = channel
+        if not delta or self._final is not None:
+            return None
+        self._length += len(delta)
+        if self._stopped:
+            return None
+        self._pending.append(delta)
+        self._pending_chars += len(delta)
+        window = self._params.window_size
+        if self._params.mode == "relax" and self._length >= self._next_start + window:
+            self._scan_full_windows()
+        elif self._pending_chars > window:
+            self._consolidate()
+        if self._tally.hits and not self._fired:
+            self._fired = True
+            return _finding(self._tally, self._length, channel)
+        return None
+
+    def finish(self) -> Finding:
+        """The verdict for everything fed: the batch finding on the concatenated deltas."""
+        if self._final is None:
+            self._scan_last_window()
+            self._final = _finding(self._tally, self._length, self._channel)
+        return self._final
+
+    def _consolidate(self) -> None:
+        """Join pending deltas into the buffer and drop what no future window can need."""
+        if self._pending:
+            self._buf += "".join(self._pending)
+            self._pending.clear()
+            self._pending_chars = 0
+        keep_from = max(self._buf_start, self._length - self._params.window_size)
+        if keep_from > self._buf_start:
+            self._buf = self._buf[keep_from - self._buf_start:]
+            self._buf_start = keep_from
+
+    def _measure(self, start: int, end: int) -> bool:
+        offset = start - self._buf_start
+        data = self._buf[offset:offset + end - start].encode("utf-8", ENCODE_ERRORS)
+        return self._tally.add(start, end, self._ratio(data), self._buf, offset)
+
+    def _scan_full_windows(self) -> None:
+        if self._pending:
+            self._buf += "".join(self._pending)
+            self._pending.clear()
+            self._pending_chars = 0
+        window, stride = self._params.window_size, self._params.stride
+        while self._next_start + window <= self._length:
+            start = self._next_start
+            self._next_start += stride
+            if self._measure(start, start + window) and self._params.stop_at_first_hit:
+                self._stopped = True
+                self._buf, self._buf_start = "", self._length
+                return
+        self._consolidate()
+
+    def _scan_last_window(self) -> None:
+        if self._stopped:
+            return
+        self._consolidate()
+        n, window = self._length, self._params.window_size
+        if self._params.mode == "legacy_tail":
+            if n > window:
+                self._measure(n - window, n)
+        elif 0 < n < window:
+            self._measure(0, n)
+        elif n >= window and (n - window) % self._params.stride:
+            self._measure(n - window, n)
