@@ -31,7 +31,8 @@ _BUILTINS = {"chr": chr, "range": range, "list": list, "str": str, "hexfill": he
 
 def evaluate(expr: str) -> Any:
     """Evaluate a vector's generator expression with only the allowed builtins."""
-    return eval(expr, {"__builtins__": {}}, dict(_BUILTINS))
+    # The names go in globals: a generator expression's own scope does not see eval's locals.
+    return eval(expr, {"__builtins__": {}, **_BUILTINS})
 
 
 def text_of(vector: dict[str, Any]) -> str:
