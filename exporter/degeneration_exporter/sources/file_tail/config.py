@@ -1,0 +1,102 @@
+"""`FileTailConfig`: every option of the file tail source, with its default and unit.
+
+Why its own module: config mirrors components (style.md §6); the root settings only assemble this
+model under `sources:`. Defaults follow ecosystem.md §7.3/§7.5 (16 MiB lines, 1 s poll, 5 s sync).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["DEFAULT_IGNORE_NAMES", "FileTailConfig", "StartAt"]
+
+StartAt = Literal["beginning", "end"]
+
+DEFAULT_IGNORE_NAMES: tuple[str, ...] = ("*.tmp", "*.part", ".*.swp", "*~")
+
+
+class FileTailConfig(BaseModel):
+    """Options of one `file_tail` source (docs/tailing.md lists each with its guarantee)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field("files", min_length=1, description="Source name; becomes the `source` label value.")
+    include: tuple[str, ...] = Field(
+        (), description="Glob patterns of files to tail; `**` matches any number of directories."
+    )
+    exclude: tuple[str, ...] = Field(
+        (),
+        description=(
+            "Glob patterns removed from the matches; a pattern without `/` is matched against the file "
+            "name, one with `/` against the whole path."
+        ),
+    )
+    ignore_names: tuple[str, ...] = Field(
+        DEFAULT_IGNORE_NAMES,
+        description="File-name patterns never tailed (temp and partial files written before a rename).",
+    )
+    start_at: StartAt = Field(
+        "beginning",
+        description=(
+            "Where to start in files present at the very first start (no positions file yet); files seen "
+            "later always start at byte 0 and checkpointed files resume."
+        ),
+    )
+    poll_interval: timedelta = Field(
+        timedelta(seconds=1), description="How often watched files are checked for new bytes."
+    )
+    glob_interval: timedelta = Field(
+        timedelta(seconds=5), description="How often the include globs are re-evaluated for new files."
+    )
+    rotate_wait: timedelta = Field(
+        timedelta(seconds=30),
+        description="How long a file rotated away or deleted is still drained through its open descriptor.",
+    )
+    idle_close_after: timedelta = Field(
+        timedelta(minutes=5),
+        description="A file read to its end and unchanged this long has its descriptor closed till it grows.",
+    )
+    fingerprint_bytes: int = Field(
+        4096, gt=0, description="Bytes at the head of a file hashed to detect inode reuse and truncation."
+    )
+    max_line_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, description="Longer lines are skipped to the next newline, counted too_long."
+    )
+    read_chunk_bytes: int = Field(
+        1024 * 1024, gt=0, description="Bytes read from one file per system call."
+    )
+    positions_file: Path | None = Field(
+        None, description="JSON file of committed offsets; None keeps them in memory only (no resume)."
+    )
+    sync_interval: timedelta = Field(
+        timedelta(seconds=5),
+        description="How often committed offsets are written; bounds the lines recounted after a crash.",
+    )
+    positions_retention: timedelta = Field(
+        timedelta(days=7), description="Checkpoints of files unseen this long are dropped from the file."
+    )
+    gz_quiet_period: timedelta = Field(
+        timedelta(seconds=10),
+        description="A `.gz` file is read, once and whole, after it has not been modified for this long.",
+    )
+    queue_max_lines: int = Field(
+        10_000, gt=0, description="Lines buffered between reader and pipeline; when full, reading pauses."
+    )
+
+    @field_validator("poll_interval", "glob_interval", "sync_interval")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value <= timedelta(0):
+            raise ValueError("must be a positive duration")
+        return value
+
+    @field_validator("rotate_wait", "gz_quiet_period", "idle_close_after", "positions_retention")
+    @classmethod
+    def _not_negative(cls, value: timedelta) -> timedelta:
+        if value < timedelta(0):
+            raise ValueError("must not be negative")
+        return value

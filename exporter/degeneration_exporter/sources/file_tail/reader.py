@@ -1,0 +1,100 @@
+"""`LineSplitter`: bytes in, newline-terminated lines out, in bounded memory.
+
+Why: ecosystem.md §7.5 rule 4. Only `\\n`-terminated lines leave (an unterminated tail waits: a JSONL
+writer may be mid-line); `\\r\\n` loses its `\\r`; a line longer than `max_line_bytes` is dropped while
+it streams past, so a 64 MiB line costs at most `max_line_bytes` + one chunk of memory, never the
+line. Splitting is `bytes.split`/`find` (C speed); Python only touches whole lines (style.md §11).
+"""
+
+from __future__ import annotations
+
+__all__ = ["SKIPPED", "LineSplitter", "Piece"]
+
+SKIPPED = None
+"""The data of a `Piece` that was a too-long line: skipped, only its end offset is kept."""
+
+Piece = tuple[bytes | None, int]
+"""(line without its newline, or SKIPPED; offset just after the line's `\\n`)."""
+
+
+class LineSplitter:
+    """Cuts a byte stream that starts at `offset` into lines, remembering the unterminated tail."""
+
+    def __init__(self, max_line_bytes: int, offset: int = 0) -> None:
+        self.max_line_bytes = max_line_bytes
+        self.offset = offset
+        self._pending = bytearray()
+        self._skipping = False
+
+    @property
+    def pending_bytes(self) -> int:
+        """Size of the buffered unterminated tail (0 while skipping a too-long line)."""
+        return len(self._pending)
+
+    @property
+    def has_partial(self) -> bool:
+        """True when bytes after the last newline are buffered or being skipped."""
+        return bool(self._pending) or self._skipping
+
+    def reset(self, offset: int) -> None:
+        """Forget the tail and restart at `offset` (after a truncation)."""
+        self.offset = offset
+        self._pending.clear()
+        self._skipping = False
+
+    def feed(self, chunk: bytes) -> list[Piece]:
+        """Append `chunk` (the bytes at `self.offset`) and return the lines it completed, in order."""
+        out: list[Piece] = []
+        base = self.offset
+        self.offset += len(chunk)
+        start = 0
+        if self._skipping:
+            nl = chunk.find(b"\n")
+            if nl == -1:
+                return out
+            out.append((SKIPPED, base + nl + 1))
+            self._skipping = False
+            start = nl + 1
+        last_nl = chunk.rfind(b"\n", start)
+        if last_nl == -1:
+            self._buffer(chunk, start)
+            return out
+        if self._pending:
+            first_nl = chunk.find(b"\n", start)
+            self._pending += chunk[start:first_nl]
+            out.append(self._piece(bytes(self._pending), base + first_nl + 1))
+            self._pending.clear()
+            start = first_nl + 1
+        if start <= last_nl:
+            end = base + start
+            for line in chunk[start:last_nl].split(b"\n"):
+                end += len(line) + 1
+                out.append(self._piece(line, end))
+        self._buffer(chunk, last_nl + 1)
+        return out
+
+    def take_partial(self) -> Piece | None:
+        """Hand out the unterminated tail once (the writer is gone); SKIPPED if it was too long."""
+        if self._skipping:
+            self._skipping = False
+            return (SKIPPED, self.offset)
+        if not self._pending:
+            return None
+        data = bytes(self._pending)
+        self._pending.clear()
+        return self._piece(data, self.offset)
+
+    def _buffer(self, chunk: bytes, start: int) -> None:
+        if start >= len(chunk):
+            return
+        self._pending += chunk[start:]
+        if len(self._pending) > self.max_line_bytes:
+            self._pending.clear()
+            self._skipping = True
+
+    def _piece(self, line: bytes, end: int) -> Piece:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if len(line) > self.max_line_bytes:
+            return (SKIPPED, end)
+        return (line, end)

@@ -1,0 +1,177 @@
+"""`FileTailSource`: the file tail as a `Source` — a reader thread, a bounded queue, checkpoints.
+
+Why threads and a bounded queue: reading must pause, not drop, when the pipeline is behind
+(ecosystem.md §7.5 rule 9), and offsets must only move when the pipeline says a record was counted
+(rule 7). The reader thread runs `FileTailer`; a checkpoint thread writes the positions file every
+`sync_interval`; `close()` stops both and writes it once more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+from ...errors import SourceError
+from ..base import Line, Position, SourceStats
+from .config import FileTailConfig
+from .identity import FileId
+from .ledger import CommitLedger
+from .positions import PositionEntry, load_positions, save_positions
+from .tailer import FileTailer
+
+__all__ = ["FileTailSource"]
+
+log = logging.getLogger(__name__)
+
+_WAKE_SECONDS = 0.1
+"""How often blocked queue operations look at the stop flag."""
+
+
+class _Stopped(Exception):
+    """Raised inside the reader when `close()` interrupts a blocked hand-off."""
+
+
+class FileTailSource:
+    """Tails the files matched by `config.include`; see docs/tailing.md for the guarantees."""
+
+    def __init__(self, config: FileTailConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self.stats = SourceStats()
+        self._queue: queue.Queue[Line] = queue.Queue(maxsize=config.queue_max_lines)
+        self._stop = threading.Event()
+        self._ledger = CommitLedger(self._load_positions())
+        self._tailer = FileTailer(
+            config, self._ledger, self.stats, self._put, clock=time.monotonic, wall_clock=time.time
+        )
+        self._threads: list[threading.Thread] = []
+        self._start_lock = threading.Lock()
+        self._closed = False
+
+    def lines(self) -> Iterator[Line]:
+        """Yield lines as they are read until `close()`; starts the reader on first call."""
+        self._start()
+        while True:
+            try:
+                line = self._queue.get(timeout=_WAKE_SECONDS)
+            except queue.Empty:
+                if self._stop.is_set():
+                    return
+                continue
+            self._set_queue_depth()
+            yield line
+
+    def commit(self, position: Position) -> None:
+        """Everything up to `position` was classified and counted; saved at the next sync."""
+        self._ledger.commit(position.key, position.offset)
+
+    def checkpoint(self) -> None:
+        """Write the positions file now (also done every `sync_interval` and on close)."""
+        path = self.config.positions_file
+        if path is None:
+            return
+        now = time.time()
+        entries = self._ledger.snapshot(now, self.config.positions_retention.total_seconds())
+        try:
+            save_positions(path, entries)
+        except SourceError as exc:
+            log.warning("%s", exc, extra={"source": self.name})
+            with self.stats.lock:
+                self.stats.checkpoint_errors += 1
+            return
+        with self.stats.lock:
+            self.stats.checkpoint_last_success_timestamp = now
+
+    def close(self) -> None:
+        """Stop reading, close descriptors and write the positions file once more; idempotent."""
+        with self._start_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        self._tailer.close()
+        self.checkpoint()
+
+    # -- threads -------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._start_lock:
+            if self._threads or self._closed:
+                return
+            for target, role in ((self._read_forever, "reader"), (self._sync_forever, "checkpoint")):
+                thread = threading.Thread(target=target, name=f"file_tail[{self.name}].{role}", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+
+    def _read_forever(self) -> None:
+        poll = self.config.poll_interval.total_seconds()
+        glob_every = self.config.glob_interval.total_seconds()
+        next_glob = 0.0
+        while not self._stop.is_set():
+            more = False
+            try:
+                if time.monotonic() >= next_glob:
+                    self._tailer.discover()
+                    next_glob = time.monotonic() + glob_every
+                more = self._tailer.poll()
+            except _Stopped:
+                return
+            except Exception:  # a bug must not end tailing: log, count, back off one poll
+                log.exception("file tail reader failed", extra={"source": self.name})
+                with self.stats.lock:
+                    self.stats.read_errors += 1
+            self._refresh_gauges()
+            if not more:
+                self._stop.wait(poll)
+
+    def _sync_forever(self) -> None:
+        interval = self.config.sync_interval.total_seconds()
+        while not self._stop.wait(interval):
+            self.checkpoint()
+
+    def _put(self, line: Line) -> None:
+        """Hand a line to the pipeline, waiting while the queue is full (backpressure, no drop)."""
+        while True:
+            try:
+                self._queue.put(line, timeout=_WAKE_SECONDS)
+                return
+            except queue.Full:
+                self._set_queue_depth()
+                if self._stop.is_set():
+                    raise _Stopped from None
+
+    def _refresh_gauges(self) -> None:
+        lag = self._ledger.lag_bytes()
+        with self.stats.lock:
+            self.stats.lag_bytes = lag
+            self.stats.queue_depth = self._queue.qsize()
+
+    def _set_queue_depth(self) -> None:
+        with self.stats.lock:
+            self.stats.queue_depth = self._queue.qsize()
+
+    def _load_positions(self) -> dict[FileId, PositionEntry] | None:
+        """Stored checkpoints; None on the very first start (no file yet, or none configured).
+
+        A corrupt file is moved aside to `<name>.corrupt` and counted; every file then restarts at
+        byte 0, as Alloy's `restart_from_beginning` (recount rather than lose: at-least-once).
+        """
+        path = self.config.positions_file
+        if path is None:
+            return None
+        try:
+            return load_positions(path)
+        except SourceError as exc:
+            log.error("%s; every file restarts from byte 0", exc, extra={"source": self.name})
+            with self.stats.lock:
+                self.stats.checkpoint_errors += 1
+            with contextlib.suppress(OSError):
+                os.replace(path, path.with_name(path.name + ".corrupt"))
+            return {}

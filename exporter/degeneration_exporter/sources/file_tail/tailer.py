@@ -1,0 +1,365 @@
+"""`FileTailer`: the single-threaded state machine behind the file tail source.
+
+Why a separate class: discovery, rotation, truncation and the line reader are decided here with an
+injected clock and an `emit` callback, so the model-based test can drive it step by step (as Vector's
+`file_watcher` tests do) while `FileTailSource` only adds the threads, the queue and the checkpoints.
+Rules implemented: ecosystem.md §7.5 rules 1-6 (docs/tailing.md states them exactly).
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..base import Line, Position, SourceStats
+from .config import FileTailConfig
+from .discover import Discovered, PathFilter, discover_files
+from .identity import FileId, Fingerprint, read_fingerprint
+from .ledger import CommitLedger
+from .reader import SKIPPED, LineSplitter, Piece
+
+__all__ = ["FileTailer"]
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNKS_PER_POLL = 8
+"""Chunks read from one file per poll before moving to the next file (fairness across files)."""
+
+
+@dataclass(slots=True)
+class _Tracked:
+    """One file being read: its open descriptor (None while idle) and where reading stands."""
+
+    key: str
+    file_id: FileId
+    path: str
+    fd: int | None
+    splitter: LineSplitter
+    fingerprint: Fingerprint
+    size: int
+    last_growth: float
+    line_no: int = 0
+    rotated_at: float | None = None
+    gz: gzip.GzipFile | None = None
+
+
+class FileTailer:
+    """Finds files, reads new complete lines and hands them to `emit`, one poll at a time."""
+
+    def __init__(
+        self,
+        config: FileTailConfig,
+        ledger: CommitLedger,
+        stats: SourceStats,
+        emit: Callable[[Line], None],
+        *,
+        clock: Callable[[], float],
+        wall_clock: Callable[[], float],
+    ) -> None:
+        self.config = config
+        self._ledger = ledger
+        self._stats = stats
+        self._emit = emit
+        self._clock = clock
+        self._wall = wall_clock
+        self._filter = PathFilter(config.exclude, config.ignore_names)
+        self._tracked: dict[FileId, _Tracked] = {}
+        self._finished_gz: set[FileId] = set()
+        self._failed: set[FileId] = set()
+        self._first_discovery = True
+
+    @property
+    def files_watched(self) -> int:
+        return len(self._tracked)
+
+    def discover(self) -> None:
+        """Re-evaluate the globs: follow renames into watched names and open new files."""
+        found = discover_files(self.config.include, self._filter)
+        at_startup, self._first_discovery = self._first_discovery, False
+        self._finished_gz &= found.keys()
+        for file_id, seen in found.items():
+            tracked = self._tracked.get(file_id)
+            if tracked is not None:
+                if tracked.path != seen.path and not _names(tracked.path, file_id):
+                    tracked.path, tracked.rotated_at = seen.path, None
+            elif file_id not in self._finished_gz:
+                self._open(seen, at_startup=at_startup)
+        self._set_watched()
+
+    def poll(self) -> bool:
+        """Read every watched file once; True when some file still has unread bytes."""
+        more = False
+        for tracked in list(self._tracked.values()):
+            try:
+                more |= self._poll_file(tracked)
+            except OSError as exc:
+                self._count_read_error(tracked.file_id, tracked.path, exc)
+        self._set_watched()
+        return more
+
+    def close(self) -> None:
+        """Close every descriptor (offsets stay in the ledger)."""
+        for tracked in self._tracked.values():
+            self._close_fd(tracked)
+        self._tracked.clear()
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _open(self, seen: Discovered, *, at_startup: bool) -> None:
+        is_gz = seen.path.endswith(".gz")
+        if is_gz and self._wall() - seen.mtime < self.config.gz_quiet_period.total_seconds():
+            return
+        try:
+            fd = os.open(seen.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            self._count_read_error(seen.file_id, seen.path, exc)
+            return
+        st = os.fstat(fd)
+        if FileId(st.st_dev, st.st_ino) != seen.file_id:
+            os.close(fd)
+            return
+        start = self._start(fd, seen, st.st_size, at_startup=at_startup, is_gz=is_gz)
+        if start is None:
+            os.close(fd)
+            self._finished_gz.add(seen.file_id)
+            return
+        key, offset = start
+        fingerprint = read_fingerprint(fd, self.config.fingerprint_bytes)
+        now = self._clock()
+        if key is None:
+            key = self._ledger.open(
+                seen.file_id, seen.path, fingerprint, offset, st.st_size, self._wall(), compressed=is_gz
+            )
+        tracked = _Tracked(
+            key, seen.file_id, seen.path, fd, LineSplitter(self.config.max_line_bytes, offset),
+            fingerprint, st.st_size, now,
+        )
+        self._tracked[seen.file_id] = tracked
+        self._failed.discard(seen.file_id)
+        if is_gz:
+            self._open_gz(tracked, offset)
+
+    def _start(
+        self, fd: int, seen: Discovered, size: int, *, at_startup: bool, is_gz: bool
+    ) -> tuple[str | None, int] | None:
+        """Rules 2-3: (key to continue or None for a new epoch, offset); None when a `.gz` is done.
+
+        A previous read whose head fingerprint still matches resumes; a mismatch (inode reuse,
+        truncation while down) restarts at 0 and counts a truncation; an unknown file starts at 0,
+        or per `start_at` if it was present at the very first start.
+        """
+        resume = self._ledger.resume_point(seen.file_id)
+        if resume is not None:
+            if resume.fingerprint.still_matches(fd) and (is_gz or size >= resume.offset):
+                if resume.complete:
+                    return None
+                if resume.key is not None:
+                    self._ledger.reopen(resume.key, self._wall())
+                return resume.key, resume.offset
+            self._count("truncations")
+            return None, 0
+        if at_startup and self._ledger.first_start and self.config.start_at == "end" and not is_gz:
+            return None, _end_of_last_line(fd, size)
+        return None, 0
+
+    def _open_gz(self, tracked: _Tracked, offset: int) -> None:
+        assert tracked.fd is not None
+        tracked.gz = gzip.GzipFile(fileobj=os.fdopen(tracked.fd, "rb", closefd=False), mode="rb")
+        remaining = offset
+        while remaining > 0:
+            skipped = tracked.gz.read(min(remaining, self.config.read_chunk_bytes))
+            if not skipped:
+                break
+            remaining -= len(skipped)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _poll_file(self, tracked: _Tracked) -> bool:
+        if tracked.gz is not None:
+            return self._poll_gz(tracked)
+        now = self._clock()
+        if tracked.rotated_at is None:
+            self._check_path(tracked, now)
+        if tracked.fd is None:
+            if tracked.rotated_at is not None:
+                self._emit_partial(tracked)
+                self._retire(tracked)
+                return False
+            if not self._reopen_if_grown(tracked):
+                return False
+        assert tracked.fd is not None
+        size = os.fstat(tracked.fd).st_size
+        regrown = size != tracked.size and tracked.splitter.offset > 0
+        if size < tracked.splitter.offset or (regrown and not tracked.fingerprint.still_matches(tracked.fd)):
+            self._restart_after_truncation(tracked, size)
+        more = self._read_chunks(tracked)
+        self._refresh_fingerprint(tracked)
+        if tracked.size != size:
+            tracked.size, tracked.last_growth = size, now
+        self._ledger.observe(
+            tracked.key, path=tracked.path, size=size, fingerprint=tracked.fingerprint, now=self._wall()
+        )
+        if more:
+            return True
+        if tracked.rotated_at is not None:
+            if now - tracked.rotated_at >= self.config.rotate_wait.total_seconds():
+                self._emit_partial(tracked)
+                self._retire(tracked)
+        elif now - tracked.last_growth >= self.config.idle_close_after.total_seconds():
+            self._close_fd(tracked)
+        return False
+
+    def _check_path(self, tracked: _Tracked, now: float) -> None:
+        """Rule 5: the path naming another inode (rename+create, replace) or nothing (delete, rename)."""
+        try:
+            st = os.stat(tracked.path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and FileId(st.st_dev, st.st_ino) == tracked.file_id:
+            return
+        tracked.rotated_at = now
+        self._count("rotations")
+        if st is not None:
+            new_id = FileId(st.st_dev, st.st_ino)
+            if new_id not in self._tracked and not self._filter.is_excluded(tracked.path):
+                self._open(Discovered(tracked.path, new_id, st.st_size, st.st_mtime), at_startup=False)
+
+    def _reopen_if_grown(self, tracked: _Tracked) -> bool:
+        """An idle file's descriptor was closed; reopen it once its size moves."""
+        st = os.stat(tracked.path)
+        if st.st_size == tracked.splitter.offset and st.st_size == tracked.size:
+            return False
+        fd = os.open(tracked.path, os.O_RDONLY | os.O_CLOEXEC)
+        fst = os.fstat(fd)
+        if FileId(fst.st_dev, fst.st_ino) != tracked.file_id:
+            os.close(fd)
+            return False
+        tracked.fd = fd
+        return True
+
+    def _read_chunks(self, tracked: _Tracked) -> bool:
+        assert tracked.fd is not None
+        for _ in range(MAX_CHUNKS_PER_POLL):
+            data = os.pread(tracked.fd, self.config.read_chunk_bytes, tracked.splitter.offset)
+            if not data:
+                return False
+            self._count("bytes_read", len(data))
+            self._deliver(tracked, tracked.splitter.feed(data))
+        return True
+
+    def _poll_gz(self, tracked: _Tracked) -> bool:
+        """Rule 6: a quiet `.gz` is read whole, once, then never again."""
+        assert tracked.gz is not None
+        try:
+            for _ in range(MAX_CHUNKS_PER_POLL):
+                data = tracked.gz.read(self.config.read_chunk_bytes)
+                if not data:
+                    break
+                self._count("bytes_read", len(data))
+                self._deliver(tracked, tracked.splitter.feed(data))
+            else:
+                return True
+        except (OSError, EOFError, zlib.error) as exc:
+            self._count_read_error(tracked.file_id, tracked.path, exc)
+        self._emit_partial(tracked)
+        self._ledger.mark_end(tracked.key, tracked.splitter.offset)
+        self._finished_gz.add(tracked.file_id)
+        self._retire(tracked)
+        return False
+
+    def _restart_after_truncation(self, tracked: _Tracked, size: int) -> None:
+        """Rule 5 copytruncate: a new read epoch from byte 0 (bytes written before the cut are lost)."""
+        assert tracked.fd is not None
+        self._emit_partial(tracked)
+        self._ledger.retire(tracked.key, self._wall())
+        self._count("truncations")
+        tracked.fingerprint = read_fingerprint(tracked.fd, self.config.fingerprint_bytes)
+        tracked.key = self._ledger.open(
+            tracked.file_id, tracked.path, tracked.fingerprint, 0, size, self._wall()
+        )
+        tracked.splitter.reset(0)
+        tracked.line_no = 0
+
+    def _refresh_fingerprint(self, tracked: _Tracked) -> None:
+        """Extend a short fingerprint as a small file grows, up to `fingerprint_bytes`."""
+        short = tracked.fingerprint.length
+        if short < self.config.fingerprint_bytes and tracked.splitter.offset > short:
+            assert tracked.fd is not None
+            tracked.fingerprint = read_fingerprint(tracked.fd, self.config.fingerprint_bytes)
+
+    # -- handing lines out ---------------------------------------------------------------------
+
+    def _deliver(self, tracked: _Tracked, pieces: list[Piece], *, partial: bool = False) -> None:
+        for data, end in pieces:
+            if data is SKIPPED:
+                self._count_rejected("too_long")
+                self._ledger.note_skipped(tracked.key, end)
+                continue
+            tracked.line_no += 1
+            self._ledger.note_emitted(tracked.key, end)
+            self._count("lines_read")
+            self._emit(Line(data, tracked.path, tracked.line_no, Position(tracked.key, end), partial=partial))
+
+    def _emit_partial(self, tracked: _Tracked) -> None:
+        """Rule 4: once the writer is gone, an unterminated fragment goes out once, marked partial."""
+        piece = tracked.splitter.take_partial()
+        if piece is not None:
+            self._deliver(tracked, [piece], partial=True)
+
+    def _retire(self, tracked: _Tracked) -> None:
+        self._close_fd(tracked)
+        self._ledger.retire(tracked.key, self._wall())
+        del self._tracked[tracked.file_id]
+
+    def _close_fd(self, tracked: _Tracked) -> None:
+        if tracked.gz is not None:
+            tracked.gz.close()
+            tracked.gz = None
+        if tracked.fd is not None:
+            os.close(tracked.fd)
+            tracked.fd = None
+
+    # -- counters ------------------------------------------------------------------------------
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._stats.lock:
+            setattr(self._stats, name, getattr(self._stats, name) + amount)
+
+    def _count_rejected(self, reason: str) -> None:
+        with self._stats.lock:
+            self._stats.rejected[reason] += 1
+
+    def _count_read_error(self, file_id: FileId, path: str, exc: BaseException) -> None:
+        self._count("read_errors")
+        if file_id not in self._failed:
+            self._failed.add(file_id)
+            log.warning("cannot read %s: %s", path, exc, extra={"path": path})
+
+    def _set_watched(self) -> None:
+        with self._stats.lock:
+            self._stats.files_watched = len(self._tracked)
+
+
+def _names(path: str, file_id: FileId) -> bool:
+    """True when `path` still names the file `file_id`."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return FileId(st.st_dev, st.st_ino) == file_id
+
+
+def _end_of_last_line(fd: int, size: int, block: int = 64 * 1024) -> int:
+    """`start_at: end` starts after the last newline, so a half-written last line is read whole."""
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        nl = os.pread(fd, end - start, start).rfind(b"\n")
+        if nl != -1:
+            return start + nl + 1
+        end = start
+    return 0

@@ -1,0 +1,345 @@
+"""File tail behaviour on real files: lines, start, identity, discovery, checkpoints (docs/tailing.md)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tracemalloc
+from datetime import timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+from degeneration_exporter.sources.file_tail import FileTailSource
+from degeneration_exporter.sources.file_tail.identity import FileId
+
+from .tailing import ManualTailer, fast_config, jsonl, start, wait_until
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    path = tmp_path / "logs"
+    path.mkdir()
+    return path
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
+def test_unterminated_tail_waits_for_its_newline(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(b'{"n":1}\n{"n":')
+    consumer = start(fast_config(tmp_path))
+    assert consumer.wait_for(1) == [b'{"n":1}']
+    wait_until(lambda: consumer.source.stats.bytes_read == 13, what="the fragment to be read")
+    assert len(consumer.data()) == 1
+    append(log, b"2}\n")
+    assert consumer.wait_for(2) == [b'{"n":1}', b'{"n":2}']
+    assert [line.partial for line in consumer.lines] == [False, False]
+    consumer.stop()
+
+
+def test_crlf_loses_its_cr_and_invalid_utf8_passes_through_as_bytes(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(b'{"n":1}\r\n{"t":"\xff\xfe"}\n\r\n')
+    consumer = start(fast_config(tmp_path))
+    assert consumer.wait_for(3) == [b'{"n":1}', b'{"t":"\xff\xfe"}', b""]
+    consumer.stop()
+
+
+def test_line_over_max_line_bytes_is_skipped_and_counted_too_long(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(b"x" * 2000 + b"\n" + b'{"ok":1}\n' + b"y" * 5000)
+    config = fast_config(tmp_path, max_line_bytes=1000, read_chunk_bytes=256)
+    consumer = start(config)
+    assert consumer.wait_for(1) == [b'{"ok":1}']
+    append(logs / "a.jsonl", b"\n" + b'{"ok":2}\n')
+    assert consumer.wait_for(2) == [b'{"ok":1}', b'{"ok":2}']
+    assert consumer.source.stats.rejected["too_long"] == 2
+    consumer.stop()
+
+
+def test_64_mib_line_is_skipped_in_bounded_memory(tmp_path: Path, logs: Path) -> None:
+    big = logs / "big.jsonl"
+    with open(big, "wb") as fh:
+        fh.write(b'{"before":1}\n')
+        block = b"z" * (1 << 20)
+        for _ in range(64):
+            fh.write(block)
+        fh.write(b'\n{"after":1}\n')
+    tracemalloc.start()
+    try:
+        consumer = start(fast_config(tmp_path))
+        assert consumer.wait_for(2) == [b'{"before":1}', b'{"after":1}']
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    stats = consumer.source.stats
+    consumer.stop()
+    assert stats.rejected["too_long"] == 1
+    # the line is 64 MiB; the reader may hold max_line_bytes (16 MiB) plus a chunk or two of it
+    assert peak < 40 * (1 << 20), f"peak {peak / (1 << 20):.1f} MiB"
+
+
+def test_skipped_too_long_line_is_checkpointed_past(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(b'{"n":1}\n' + b"x" * 3000 + b"\n")
+    config = fast_config(tmp_path, max_line_bytes=1000)
+    consumer = start(config)
+    consumer.wait_for(1)
+    wait_until(lambda: consumer.source.stats.rejected["too_long"] == 1, what="the skip")
+    consumer.stop()
+    entry = orjson.loads(config.positions_file.read_bytes())["files"][0]  # type: ignore[union-attr]
+    assert entry["offset"] == (logs / "a.jsonl").stat().st_size
+
+
+def test_start_at_end_skips_existing_lines_only_at_the_very_first_start(tmp_path: Path, logs: Path) -> None:
+    (logs / "old.jsonl").write_bytes(jsonl('{"old":1}', '{"old":2}') + b'{"half":')
+    config = fast_config(tmp_path, start_at="end")
+    consumer = start(config)
+    wait_until(lambda: consumer.source.stats.files_watched == 1, what="the file to be watched")
+    append(logs / "old.jsonl", b"1}\n")
+    (logs / "new.jsonl").write_bytes(jsonl('{"new":1}'))
+    assert sorted(consumer.wait_for(2)) == [b'{"half":1}', b'{"new":1}']
+    consumer.stop()
+    # a later start: files that appeared while down are read from byte 0, despite start_at=end
+    (logs / "while_down.jsonl").write_bytes(jsonl('{"down":1}'))
+    append(logs / "old.jsonl", jsonl('{"old":3}'))
+    consumer = start(config)
+    assert sorted(consumer.wait_for(2)) == [b'{"down":1}', b'{"old":3}']
+    consumer.stop()
+
+
+def test_excludes_and_temp_names_are_never_read(tmp_path: Path, logs: Path) -> None:
+    (logs / "sub").mkdir()
+    names = ("a.jsonl", "sub/b.jsonl", "c.jsonl.tmp", "d.jsonl.part", ".e.jsonl.swp", "f.jsonl~")
+    names += ("g.skip.jsonl",)
+    for name in names:
+        (logs / name).write_bytes(jsonl(f'"{name}"'))
+    config = fast_config(tmp_path, "logs/**/*", exclude=("*.skip.jsonl",))
+    consumer = start(config)
+    assert sorted(consumer.wait_for(2)) == [b'"a.jsonl"', b'"sub/b.jsonl"']
+    wait_until(lambda: consumer.source.stats.files_watched == 2, what="two watched files")
+    consumer.stop()
+    assert len(consumer.lines) == 2
+
+
+def test_file_matched_twice_and_through_a_symlink_is_read_once(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(jsonl('{"n":1}'))
+    os.symlink(logs / "a.jsonl", logs / "link.jsonl")
+    config = fast_config(tmp_path, "logs/*.jsonl", "logs/a.*")
+    consumer = start(config)
+    assert consumer.wait_for(1) == [b'{"n":1}']
+    append(logs / "a.jsonl", jsonl('{"n":2}'))
+    consumer.wait_for(2)
+    assert consumer.source.stats.files_watched == 1
+    assert consumer.stop() == [b'{"n":1}', b'{"n":2}']
+
+
+def test_a_thousand_files_at_once_are_each_read_once(tmp_path: Path, logs: Path) -> None:
+    for i in range(1000):
+        (logs / f"step_{i:04d}.jsonl").write_bytes(jsonl(f'{{"step":{i},"k":0}}', f'{{"step":{i},"k":1}}'))
+    consumer = start(fast_config(tmp_path))
+    got = consumer.wait_for(2000, timeout=60)
+    wait_until(lambda: consumer.source.stats.files_watched == 1000, what="1000 watched files")
+    assert consumer.stop() == got
+    assert len(got) == 2000 and len(set(got)) == 2000
+
+
+def test_deleted_and_recreated_file_is_read_from_its_start(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}', '{"v":2}'))
+    consumer = start(fast_config(tmp_path, rotate_wait=timedelta(0)))
+    consumer.wait_for(2)
+    log.unlink()
+    wait_until(lambda: consumer.source.stats.files_watched == 0, what="the deleted file to be closed")
+    log.write_bytes(jsonl('{"v":3}'))
+    assert consumer.wait_for(3) == [b'{"v":1}', b'{"v":2}', b'{"v":3}']
+    assert consumer.source.stats.rotations == 1
+    consumer.stop()
+
+
+def test_copytruncate_restarts_at_zero_and_counts_a_truncation(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}', '{"v":2}'))
+    consumer = start(fast_config(tmp_path))
+    consumer.wait_for(2)
+    with open(log, "r+b") as fh:
+        fh.truncate(0)
+    wait_until(lambda: consumer.source.stats.truncations == 1, what="the truncation")
+    append(log, jsonl('{"v":3}'))
+    assert consumer.wait_for(3) == [b'{"v":1}', b'{"v":2}', b'{"v":3}']
+    consumer.stop()
+
+
+def test_truncated_and_regrown_between_polls_is_caught_by_fingerprint(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}'))
+    manual = ManualTailer(fast_config(tmp_path))
+    assert manual.step() == [b'{"v":1}']
+    with open(log, "r+b") as fh:  # cut and refill past the old offset before the next poll
+        fh.truncate(0)
+        fh.write(jsonl('{"w":1}', '{"w":2}'))
+    assert manual.step() == [b'{"w":1}', b'{"w":2}']
+    assert manual.stats.truncations == 1
+
+
+def test_resumes_at_saved_offset_after_restart(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}', '{"v":2}'))
+    config = fast_config(tmp_path)
+    consumer = start(config)
+    consumer.wait_for(2)
+    consumer.stop()
+    append(log, jsonl('{"v":3}'))
+    consumer = start(config)
+    assert consumer.wait_for(1) == [b'{"v":3}']
+    consumer.stop()
+    assert consumer.data() == [b'{"v":3}']
+
+
+def test_file_renamed_while_down_resumes_at_its_offset(tmp_path: Path, logs: Path) -> None:
+    log = logs / "app.jsonl"
+    log.write_bytes(jsonl('{"v":1}', '{"v":2}'))
+    config = fast_config(tmp_path, "logs/app.jsonl*")
+    consumer = start(config)
+    consumer.wait_for(2)
+    consumer.stop()
+    append(log, jsonl('{"v":3}'))
+    os.rename(log, logs / "app.jsonl.1")
+    log.write_bytes(jsonl('{"new":1}'))
+    consumer = start(config)
+    assert sorted(consumer.wait_for(2)) == [b'{"new":1}', b'{"v":3}']
+    consumer.stop()
+    assert len(consumer.lines) == 2
+
+
+def test_truncated_while_down_restarts_at_zero(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}', '{"v":2}'))
+    config = fast_config(tmp_path)
+    consumer = start(config)
+    consumer.wait_for(2)
+    consumer.stop()
+    with open(log, "r+b") as fh:  # same inode, new content longer than the stored offset
+        fh.truncate(0)
+        fh.write(jsonl('{"other":1}', '{"other":2}', '{"other":3}'))
+    consumer = start(config)
+    assert consumer.wait_for(3) == [b'{"other":1}', b'{"other":2}', b'{"other":3}']
+    assert consumer.source.stats.truncations == 1
+    consumer.stop()
+
+
+def test_reused_inode_is_not_resumed_at_the_old_files_offset(tmp_path: Path, logs: Path) -> None:
+    old = logs / "step_1.jsonl"
+    old.write_bytes(jsonl('{"step":1,"i":0}', '{"step":1,"i":1}'))
+    config = fast_config(tmp_path)
+    consumer = start(config)
+    consumer.wait_for(2)
+    consumer.stop()
+    old_ino = old.stat().st_ino
+    scratch = logs.parent / "scratch"
+    scratch.mkdir()
+    old.unlink()
+    # ext4 hands the freed inode to the next file created; other filesystems may not
+    new = logs / "step_2.jsonl"
+    for attempt in range(100):
+        new.write_bytes(jsonl('{"step":2,"i":0}', '{"step":2,"i":1}', '{"step":2,"i":2}'))
+        if new.stat().st_ino == old_ino:
+            break
+        os.rename(new, scratch / f"{attempt}.jsonl")
+    else:
+        pytest.skip("this filesystem did not reuse the inode")
+    consumer = start(config)
+    assert consumer.wait_for(3) == [b'{"step":2,"i":0}', b'{"step":2,"i":1}', b'{"step":2,"i":2}']
+    assert consumer.source.stats.truncations == 1
+    consumer.stop()
+
+
+def test_identical_heads_are_different_files(tmp_path: Path, logs: Path) -> None:
+    head = '{"system":"' + "s" * 5000 + '"}'
+    (logs / "a.jsonl").write_bytes(jsonl(head, '{"a":1}'))
+    (logs / "b.jsonl").write_bytes(jsonl(head, '{"b":1}'))
+    consumer = start(fast_config(tmp_path))
+    assert len(consumer.wait_for(4)) == 4
+    consumer.stop()
+
+
+def test_gz_file_is_read_whole_once_when_quiet(tmp_path: Path, logs: Path) -> None:
+    data = jsonl(*(f'{{"i":{i}}}' for i in range(500))) + b'{"tail":1}'
+    with gzip.open(logs / "dump.jsonl.gz", "wb") as fh:
+        fh.write(data)
+    config = fast_config(tmp_path, "logs/*.gz")
+    consumer = start(config)
+    got = consumer.wait_for(501)
+    assert got[:500] == [f'{{"i":{i}}}'.encode() for i in range(500)]
+    assert got[500] == b'{"tail":1}' and consumer.lines[500].partial
+    consumer.stop()
+    consumer = start(config)  # a restart does not read it again
+    wait_until(lambda: consumer.source.stats.checkpoint_last_success_timestamp > 0, what="a checkpoint")
+    assert consumer.stop() == []
+
+
+def test_gz_file_is_not_read_while_still_being_written(tmp_path: Path, logs: Path) -> None:
+    path = logs / "dump.jsonl.gz"
+    with gzip.open(path, "wb") as fh:
+        fh.write(jsonl('{"i":1}'))
+    consumer = start(fast_config(tmp_path, "logs/*.gz", gz_quiet_period=timedelta(hours=1)))
+    wait_until(lambda: consumer.source.stats.checkpoint_last_success_timestamp > 0, what="a checkpoint")
+    assert consumer.stop() == []
+
+
+def test_positions_file_replaced_atomically_and_corrupt_one_moved_aside(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(jsonl('{"v":1}'))
+    config = fast_config(tmp_path)
+    assert config.positions_file is not None
+    config.positions_file.parent.mkdir()
+    config.positions_file.write_bytes(b"{not json")
+    consumer = start(config)
+    assert consumer.wait_for(1) == [b'{"v":1}']
+    assert consumer.source.stats.checkpoint_errors == 1
+    consumer.stop()
+    assert (config.positions_file.parent / "positions.json.corrupt").read_bytes() == b"{not json"
+    doc = orjson.loads(config.positions_file.read_bytes())
+    st = (logs / "a.jsonl").stat()
+    assert [(e["dev"], e["ino"], e["offset"]) for e in doc["files"]] == [(st.st_dev, st.st_ino, 8)]
+    assert sorted(p.name for p in config.positions_file.parent.iterdir()) == [
+        "positions.json",
+        "positions.json.corrupt",
+    ]
+
+
+def test_offsets_move_only_with_commits(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(jsonl('{"v":1}', '{"v":2}', '{"v":3}'))
+    config = fast_config(tmp_path)
+    source = FileTailSource(config)
+    lines = source.lines()
+    first = next(lines)
+    assert first.position is not None
+    source.commit(first.position)
+    next(lines)  # read but never committed
+    wait_until(lambda: source.stats.lag_bytes == (logs / "a.jsonl").stat().st_size - 8, what="lag")
+    source.close()
+    doc = orjson.loads(config.positions_file.read_bytes())  # type: ignore[union-attr]
+    assert [e["offset"] for e in doc["files"]] == [8]
+    consumer = start(config)
+    assert consumer.wait_for(2) == [b'{"v":2}', b'{"v":3}']
+    consumer.stop()
+
+
+def test_full_queue_pauses_reading_without_dropping(tmp_path: Path, logs: Path) -> None:
+    (logs / "a.jsonl").write_bytes(jsonl(*(f'{{"i":{i}}}' for i in range(200))))
+    source = FileTailSource(fast_config(tmp_path, queue_max_lines=10))
+    lines = source.lines()
+    got = [next(lines).data]
+    wait_until(lambda: source.stats.queue_depth >= 9, what="the queue to fill")
+    assert source.stats.lines_read <= 12  # the reader is blocked, not dropping
+    got.extend(next(lines).data for _ in range(199))
+    source.close()
+    assert got == [f'{{"i":{i}}}'.encode() for i in range(200)]
+
+
+def test_file_id_is_device_and_inode(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+    st = path.stat()
+    assert str(FileId(st.st_dev, st.st_ino)) == f"{st.st_dev}:{st.st_ino}"
