@@ -55,8 +55,8 @@ def load_web_config(path: Path) -> WebConfigFile:
     except ValidationError as exc:
         first = exc.errors()[0]
         dotted = ".".join(str(part) for part in first["loc"])
-        message = f"web config {path}: {dotted}: {first['msg']}"
-        raise ConfigError(message, field=f"web_config.{dotted}") from exc
+        field = ".".join(("web_config", dotted)) if dotted else "web_config"
+        raise ConfigError(f"web config {path}: {field}: {first['msg']}", field=field) from exc
     for user, hashed in config.basic_auth_users.items():
         if not hashed.startswith(("$2a$", "$2b$", "$2y$")):
             raise ConfigError(

@@ -1,0 +1,213 @@
+"""The web server on 127.0.0.1: routes, landing page, /healthz, TLS and basic auth (web config file)."""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import bcrypt
+import httpx
+import pytest
+from degeneration_exporter.errors import ConfigError
+from degeneration_exporter.web import (
+    BasicAuth,
+    FlaggedSample,
+    LandingView,
+    Request,
+    Response,
+    SourceView,
+    WebServer,
+    build_ssl_context,
+    load_web_config,
+    render_landing,
+)
+
+SECRET_TEXT = "user prompt: my password is hunter2"
+
+
+def _metrics(_request: Request) -> Response:
+    return Response(200, b"degeneration_responses_total 3\n", "text/plain; version=0.0.4; charset=utf-8")
+
+
+def _landing(_request: Request) -> Response:
+    view = LandingView(
+        version="0.1.0",
+        sources=[SourceView("vllm-prod", "file_tail", "openai_chat", ["/var/log/a.jsonl"], 10, 999,
+                            {"invalid_json": 1}, 9, {"repetition": 2}, 0)],
+        recent=[FlaggedSample("vllm-prod", "/var/log/a.jsonl", 7, ["repetition"], SECRET_TEXT)],
+    )
+    return Response(200, render_landing(view), "text/html; charset=utf-8")
+
+
+def _echo(request: Request) -> Response:
+    return Response(202, request.body)
+
+
+ROUTES = {
+    ("GET", "/metrics"): _metrics,
+    ("GET", "/"): _landing,
+    ("GET", "/healthz"): lambda _r: Response(200, b"ok\n"),
+    ("POST", "/ingest"): _echo,
+}
+
+
+def _serve(**kwargs: object) -> Iterator[WebServer]:
+    server = WebServer(("127.0.0.1", 0), ROUTES, max_body_bytes=1024, **kwargs)  # type: ignore[arg-type]
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def plain_server() -> Iterator[WebServer]:
+    yield from _serve()
+
+
+def _url(server: WebServer, path: str, scheme: str = "http") -> str:
+    host, port = server.address
+    return f"{scheme}://{host}:{port}{path}"
+
+
+def test_serves_metrics_landing_and_health(plain_server: WebServer) -> None:
+    metrics = httpx.get(_url(plain_server, "/metrics"))
+    assert metrics.status_code == 200
+    assert metrics.text == "degeneration_responses_total 3\n"
+    assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+    landing = httpx.get(_url(plain_server, "/"))
+    assert landing.status_code == 200
+    for expected in ("vllm-prod", "/var/log/a.jsonl", "href='/metrics'", "repetition=2"):
+        assert expected in landing.text
+    assert httpx.get(_url(plain_server, "/healthz")).text == "ok\n"
+
+
+def test_landing_hides_response_text_unless_enabled() -> None:
+    sample = FlaggedSample("s", "/x.jsonl", 3, ["repetition"], SECRET_TEXT + " <script>")
+    hidden = render_landing(LandingView("0.1.0", [], [sample])).decode()
+    assert "hunter2" not in hidden and "/x.jsonl:3" in hidden
+    shown = render_landing(LandingView("0.1.0", [], [sample], show_text=True)).decode()
+    assert "hunter2" in shown and "<script>" not in shown and "&lt;script&gt;" in shown
+
+
+def test_unknown_path_is_404_and_wrong_method_405(plain_server: WebServer) -> None:
+    assert httpx.get(_url(plain_server, "/nope")).status_code == 404
+    assert httpx.post(_url(plain_server, "/metrics"), content=b"x").status_code == 405
+
+
+def test_post_body_is_passed_and_bounded(plain_server: WebServer) -> None:
+    ok = httpx.post(_url(plain_server, "/ingest"), content=b'{"a": 1}\n')
+    assert (ok.status_code, ok.content) == (202, b'{"a": 1}\n')
+    assert httpx.post(_url(plain_server, "/ingest"), content=b"x" * 2048).status_code == 413
+
+
+def test_a_failing_route_answers_500_and_the_server_keeps_serving() -> None:
+    def broken(_request: Request) -> Response:
+        raise RuntimeError("bug")
+
+    server = WebServer(("127.0.0.1", 0), {**ROUTES, ("GET", "/"): broken})
+    server.start()
+    try:
+        assert httpx.get(_url(server, "/")).status_code == 500
+        assert httpx.get(_url(server, "/healthz")).status_code == 200
+    finally:
+        server.stop()
+
+
+# -- basic auth ------------------------------------------------------------------------------------
+
+
+def _hash(password: str) -> str:
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()
+
+
+@pytest.fixture
+def auth_server() -> Iterator[WebServer]:
+    yield from _serve(auth=BasicAuth({"prom": _hash("s3cret")}))
+
+
+def test_basic_auth_accepts_the_right_password(auth_server: WebServer) -> None:
+    for _ in range(2):  # second time from the cache
+        response = httpx.get(_url(auth_server, "/metrics"), auth=("prom", "s3cret"))
+        assert response.status_code == 200
+
+
+@pytest.mark.parametrize("credentials", [None, ("prom", "wrong"), ("nobody", "s3cret")])
+def test_basic_auth_refuses_missing_or_wrong_credentials(
+    auth_server: WebServer, credentials: tuple[str, str] | None
+) -> None:
+    for path in ("/metrics", "/", "/ingest"):
+        response = httpx.get(_url(auth_server, path), auth=credentials)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Basic ")
+
+
+def test_healthz_needs_no_credentials(auth_server: WebServer) -> None:
+    assert httpx.get(_url(auth_server, "/healthz")).status_code == 200
+
+
+def test_basic_auth_rejects_garbage_headers() -> None:
+    auth = BasicAuth({"prom": _hash("pw")})
+    for header in (None, "", "Bearer x", "Basic !!!", "Basic bm9jb2xvbg=="):
+        assert not auth.is_authorized(header)
+
+
+# -- TLS -------------------------------------------------------------------------------------------
+
+
+def _self_signed(tmp: Path) -> tuple[Path, Path]:
+    """A throwaway certificate for 127.0.0.1, made by the openssl CLI (the `cryptography` package is not
+    a dependency, so the CLI is the one generator every test machine has)."""
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    if shutil.which("openssl") is None:
+        pytest.fail("the openssl CLI is needed to make a test certificate")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def test_tls_and_basic_auth_from_a_web_config_file(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    web_config = tmp_path / "web.yml"
+    web_config.write_text(
+        f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+        f"basic_auth_users:\n  prom: '{_hash('s3cret')}'\n"
+    )
+    loaded = load_web_config(web_config)
+    assert loaded.tls_server_config is not None
+    context = build_ssl_context(loaded.tls_server_config)
+    for server in _serve(auth=BasicAuth(loaded.basic_auth_users), ssl_context=context):
+        verify = ssl.create_default_context(cafile=str(cert))
+        ok = httpx.get(_url(server, "/metrics", "https"), auth=("prom", "s3cret"), verify=verify)
+        assert ok.status_code == 200 and ok.text.startswith("degeneration_responses_total")
+        assert httpx.get(_url(server, "/metrics", "https"), verify=verify).status_code == 401
+        with pytest.raises(httpx.ConnectError):  # unknown CA: the client refuses the handshake
+            httpx.get(_url(server, "/healthz", "https"))
+        with pytest.raises(httpx.HTTPError):  # plain HTTP on the TLS port gets no HTTP answer
+            httpx.get(_url(server, "/healthz"))
+        assert httpx.get(_url(server, "/healthz", "https"), verify=verify).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ("basic_auth_users:\n  prom: plaintext\n", "web_config.basic_auth_users.prom"),
+        ("tls_server_config:\n  cert_file: /nonexistent.pem\n", "web_config.tls_server_config.key_file"),
+        ("tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n",
+         "web_config.tls_server_config"),
+        ("http_server_config:\n  http2: true\n", "web_config.http_server_config"),
+        ("- not\n- a mapping\n", "web_config"),
+    ],
+)
+def test_bad_web_config_names_the_key(tmp_path: Path, content: str, field: str) -> None:
+    path = tmp_path / "web.yml"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as info:
+        load_web_config(path)
+    assert info.value.field == field
