@@ -14,6 +14,7 @@ from .base import DetectorInput, DetectorSpec, Finding, IncrementalDetector
 from .compression import Compression, CompressionParams, detect_compression
 from .ngram_ratio import NgramRatio, NgramRatioParams, detect_ngram_ratio
 from .tail_period import TailPeriod, TailPeriodParams, detect_tail_period
+from .tandem_repeat import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
 
 __all__ = ["DETECTORS", "DetectorInput", "DetectorSpec", "Finding", "IncrementalDetector"]
 
@@ -28,4 +29,7 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
     "tail_period": DetectorSpec(
         "tail_period", "repetition", TailPeriodParams, detect_tail_period, TailPeriod,
         "utopia: a 30-600 byte row repeated 5 times at the end, no period under 30."),
+    "tandem_repeat": DetectorSpec(
+        "tandem_repeat", "repetition", TandemRepeatParams, detect_tandem_repeat, TandemRepeat,
+        "A unit repeated back to back 3 times (counters and slots may change), or cut off repeating."),
 }

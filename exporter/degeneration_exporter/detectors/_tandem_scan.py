@@ -1,0 +1,188 @@
+"""Exact tandem-repeat analysis of one bounded window of text (the core of `tandem_repeat`).
+
+Why its own module: `tandem_repeat.py` decides *where* to look (blocks, prefilter, streaming); this
+module decides *what* repeats in one window, so the rules can be read and tested apart.
+
+How it works, in four passes over the window's units:
+1. Units: each CJK/kana/hangul character, each run of letters/digits, each run of one repeated
+   punctuation mark, each run of underscores. Units are case-folded and every digit run is folded to
+   `0`, so rows that differ only in a counter compare equal (`1. X`, `2. X`).
+2. For each position, the distance `d` to the previous occurrence of the k-gram of units starting
+   there (a dict of last-seen positions), kept when `d <= max_period_units`.
+3. A local period is carried from the last k-gram repeat; a unit *matches* when it equals the unit one
+   local period back. Substituting one word (a name slot) then costs one unit, not k.
+4. Runs of matching units separated by gaps of at most `max_gap_units` form a candidate region; its
+   period is the most common local period, and the region's statistics decide (in the caller) whether
+   it is a loop.
+Per-unit Python loops are fine here: the caller bounds the window and screens long clean text first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+__all__ = ["TandemCandidate", "scan_tandem_repeats"]
+
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
+_UNIT = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\1*|_+")
+_DIGITS = re.compile(r"\d+")
+_MAX_COUNTER_DIGITS = 18
+
+
+@dataclass(frozen=True, slots=True)
+class TandemCandidate:
+    """One region where the window repeats itself; offsets are code points into the window.
+
+    `onset` is where the first copy starts (one period before the first matching unit), `end` where
+    the last matching unit ends. `copies` counts the first copy too. Word counts are content units
+    (letters, digits, CJK characters), not punctuation.
+    """
+
+    onset: int
+    end: int
+    period_units: int
+    period_chars: int
+    copies: float
+    repeated_words: int
+    period_words: int
+    unit_letters: int
+    fill: float
+    exact_fill: float
+    slot_variation: float
+    counter_fraction: float
+    reaches_end: bool
+
+
+@dataclass(slots=True)
+class _Units:
+    ids: list[int]
+    starts: list[int]
+    ends: list[int]
+    raw: list[str]
+    content: list[bool]
+
+
+def _units(text: str) -> _Units:
+    intern: dict[str, int] = {}
+    u = _Units([], [], [], [], [])
+    for m in _UNIT.finditer(text):
+        raw = m.group().lower()
+        folded = _DIGITS.sub("0", raw)
+        u.ids.append(intern.setdefault(folded, len(intern)))
+        u.starts.append(m.start())
+        u.ends.append(m.end())
+        u.raw.append(raw)
+        u.content.append(raw[0].isalnum())
+    return u
+
+
+def _is_counter_step(later: str, earlier: str) -> bool:
+    """True when the two units differ only in one number, which went up by one (a counter)."""
+    a, b = _DIGITS.findall(later), _DIGITS.findall(earlier)
+    if len(a) != len(b):
+        return False
+    changed = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    if len(changed) != 1:
+        return False
+    x, y = changed[0]
+    if len(x) > _MAX_COUNTER_DIGITS or len(y) > _MAX_COUNTER_DIGITS:
+        return False
+    return int(x) - int(y) == 1
+
+
+def _repeat_distances(ids: list[int], kgram: int, max_period: int) -> list[int]:
+    n = len(ids)
+    dist = [0] * n
+    last: dict[tuple[int, ...], int] = {}
+    for i, key in enumerate(zip(*(ids[j:] for j in range(kgram)), strict=False)):
+        j = last.get(key)
+        last[key] = i
+        if j is not None and i - j <= max_period:
+            dist[i] = i - j
+    return dist
+
+
+def _local_matches(ids: list[int], dist: list[int], hold: int) -> list[int]:
+    """Per unit: the local period when the unit equals the unit one local period back, else 0."""
+    period = [0] * len(ids)
+    current = 0
+    last_repeat = -hold - 1
+    for i, d in enumerate(dist):
+        if d:
+            current, last_repeat = d, i
+        elif i - last_repeat > hold:
+            current = 0
+        if current and ids[i] == ids[i - current]:
+            period[i] = current
+    return period
+
+
+def _regions(period: list[int], max_gap: int) -> list[tuple[int, int]]:
+    regions: list[list[int]] = []
+    i, n = 0, len(period)
+    while i < n:
+        if not period[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and period[j]:
+            j += 1
+        if regions and i - regions[-1][1] <= max_gap:
+            regions[-1][1] = j
+        else:
+            regions.append([i, j])
+        i = j
+    return [(a, b) for a, b in regions]
+
+
+def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
+               text_len: int) -> TandemCandidate:
+    matched = [period[i] for i in range(a, b) if period[i]]
+    p = Counter(matched).most_common(1)[0][0]
+    mean_p = sum(matched) / len(matched)
+    first = max(0, a - period[a])
+    words = variation = counters = 0
+    for i in range(a, b):
+        if not u.content[i]:
+            continue
+        words += 1
+        if not period[i]:
+            variation += 1
+        elif u.raw[i] != u.raw[i - period[i]]:
+            if _is_counter_step(u.raw[i], u.raw[i - period[i]]):
+                counters += 1
+            else:
+                variation += 1
+    unit_end = min(len(u.ids), first + p)
+    letters = sum(len(u.raw[i]) for i in range(first, unit_end)
+                  if u.content[i] and not u.raw[i][0].isdecimal())
+    period_words = sum(1 for i in range(first, unit_end) if u.content[i])
+    next_copy = u.starts[first + p] if first + p < len(u.starts) else text_len
+    return TandemCandidate(
+        onset=u.starts[first],
+        end=u.ends[b - 1],
+        period_units=p,
+        period_chars=next_copy - u.starts[first],
+        copies=1.0 + (b - a) / max(p, mean_p),
+        repeated_words=words,
+        period_words=period_words,
+        unit_letters=letters,
+        fill=len(matched) / (b - a),
+        exact_fill=sum(1 for i in range(a, b) if dist[i]) / (b - a),
+        slot_variation=variation / words if words else 1.0,
+        counter_fraction=counters / words if words else 0.0,
+        reaches_end=b >= len(u.ids) - 2,
+    )
+
+
+def scan_tandem_repeats(text: str, *, kgram: int, max_period_units: int, max_gap_units: int,
+                        hold_units: int) -> list[TandemCandidate]:
+    """Every candidate repeat region in `text`, in order of position (no verdict yet)."""
+    u = _units(text)
+    if len(u.ids) < kgram + 1:
+        return []
+    dist = _repeat_distances(u.ids, kgram, max_period_units)
+    period = _local_matches(u.ids, dist, hold_units)
+    return [_candidate(u, dist, period, a, b, len(text)) for a, b in _regions(period, max_gap_units)]

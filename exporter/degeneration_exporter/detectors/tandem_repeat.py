@@ -1,0 +1,217 @@
+"""Tandem repeats: copies of a unit back to back, with counters and name slots allowed to change.
+
+Why: the published detectors miss the loops people label (detectors.md §5.2): a multi-sentence block
+cut off in its second copy, rows repeated with a counter (`1. X … 2. X …`), cycles of two or three
+sentences, loops that start late (a global ratio stays low), Chinese loops without spaces. This
+detector reads the text alone (serving logs have no token ids) and flags by the labelling rubric:
+- a unit repeated back to back at least `min_copies` times with at least `min_repeated_words` words
+  of repeated material, or
+- a unit of at least `min_tail_period_words` words repeated at least once more and running to the
+  end of the text (cut off while repeating).
+Copies may differ in a counter that goes up by one and in a few slot words (`max_slot_variation`);
+a unit of numbers and symbols alone (tables, arithmetic) never qualifies (`min_unit_letters`).
+The exact analysis is `_tandem_scan.py`; this module decides where it runs (docs/detectors/tandem_repeat.md):
+the text is cut into blocks of `block_chars`; each full block is screened by one running zlib
+stream (level 1, sync-flushed per block, so a block's output size measures its novelty against
+the previous 32 KB); only a low-novelty block is analysed exactly, in a window with
+`history_chars` of history. The last block is always analysed exactly, so short texts and loops
+running to the end never depend on the screen. Memory is bounded by one window.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from pydantic import BaseModel, Field, model_validator
+
+from ._tandem_scan import TandemCandidate, scan_tandem_repeats
+from .base import Channel, DetectorInput, Finding, snippet
+
+__all__ = ["DETECTOR", "TandemRepeat", "TandemRepeatParams", "detect_tandem_repeat"]
+
+DETECTOR = "tandem_repeat"
+_ENCODE_ERRORS = "surrogatepass"
+
+
+class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
+    """Thresholds of the rubric and the screening geometry; defaults calibrated in docs/detectors.md."""
+
+    min_copies: float = Field(3.0, gt=1.0, description="Copies (first one included) a back-to-back "
+                              "repeat needs anywhere in the text.")
+    min_repeated_words: int = Field(8, ge=1, description="Words (letters/digits/CJK characters) of "
+                                    "repeated material a back-to-back repeat needs after its first copy.")
+    min_tail_period_words: int = Field(8, ge=1, description="Words in one copy of a unit that may be "
+                                       "flagged with fewer copies when the repeat runs to the end.")
+    min_tail_words: int = Field(12, ge=1, description="Repeated words a repeat running to the end needs.")
+    min_tail_fraction: float = Field(0.3, ge=0.0, description="Repeated words a repeat running to the end "
+                                     "needs, as a fraction of one copy's words.")
+    max_slot_variation: float = Field(0.25, ge=0.0, le=1.0, description="Largest fraction of repeated "
+                                      "words that may differ from the copy before (name slots, paraphrase).")
+    max_slot_variation_short: float = Field(0.15, ge=0.0, le=1.0, description="The same for units "
+                                            "shorter than `short_unit_words`.")
+    short_unit_words: int = Field(12, ge=1, description="Units with fewer words than this use "
+                                  "`max_slot_variation_short`.")
+    min_fill: float = Field(0.8, ge=0.0, le=1.0, description="Fraction of units in the region that "
+                            "equal the unit one period back.")
+    min_exact_fill: float = Field(0.7, ge=0.0, le=1.0, description="Fraction of units in the region "
+                                  "whose whole k-gram occurred within one period before.")
+    min_unit_letters: int = Field(2, ge=0, description="Letters (not digits or symbols) one copy must "
+                                  "hold, so tables and arithmetic rows are never loops.")
+    kgram_units: int = Field(4, ge=1, description="Units per k-gram when finding candidate periods.")
+    max_period_units: int = Field(600, ge=1, description="Longest unit looked for, in units.")
+    max_gap_units: int = Field(4, ge=0, description="Largest run of differing units inside one region.")
+    hold_units: int = Field(8, ge=0, description="How long a period is carried past the last k-gram repeat.")
+    block_chars: int = Field(4096, ge=256, description="Screening block, in code points.")
+    history_chars: int = Field(8192, ge=0, description="History analysed with a screened block, in "
+                               "code points (bounds the longest loop unit found mid-text).")
+    screen_ratio: float = Field(0.35, gt=0.0, description="A block whose zlib level-1 output/input "
+                                "byte ratio is below this is analysed exactly.")
+
+    @model_validator(mode="after")
+    def _short_variation_not_looser(self) -> TandemRepeatParams:
+        if self.max_slot_variation_short > self.max_slot_variation:
+            raise ValueError("max_slot_variation_short must not exceed max_slot_variation")
+        return self
+
+
+def _qualifies(c: TandemCandidate, params: TandemRepeatParams, text_ends_here: bool) -> bool:
+    back_to_back = c.copies >= params.min_copies and c.repeated_words >= params.min_repeated_words
+    cut_off = (text_ends_here and c.reaches_end and c.period_words >= params.min_tail_period_words
+               and c.repeated_words >= max(params.min_tail_words,
+                                           params.min_tail_fraction * c.period_words))
+    if not (back_to_back or cut_off):
+        return False
+    allowed = (params.max_slot_variation if c.period_words >= params.short_unit_words
+               else params.max_slot_variation_short)
+    return (c.slot_variation <= allowed and c.fill >= params.min_fill
+            and c.exact_fill >= params.min_exact_fill and c.unit_letters >= params.min_unit_letters)
+
+
+def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool) -> TandemCandidate | None:
+    best: TandemCandidate | None = None
+    for c in scan_tandem_repeats(window, kgram=params.kgram_units, max_period_units=params.max_period_units,
+                                 max_gap_units=params.max_gap_units, hold_units=params.hold_units):
+        if _qualifies(c, params, text_ends_here) and (best is None or c.onset < best.onset):
+            best = c
+    return best
+
+
+def _finding(c: TandemCandidate, window: str, offset: int, channel: Channel) -> Finding:
+    unit = window[c.onset:c.onset + c.period_chars]
+    covered = c.end - c.onset
+    return Finding(
+        detector=DETECTOR, kind="repetition", flagged=True, channel=channel, score=round(c.copies, 3),
+        onset=offset + c.onset, period=c.period_chars, unit=snippet(unit), covered_chars=covered,
+        evidence=f"{c.copies:.1f} copies of a {c.period_words}-word unit: {snippet(unit)!r}",
+        details={"copies": round(c.copies, 3), "period_units": c.period_units,
+                 "period_words": c.period_words, "end": offset + c.end,
+                 "slot_variation": round(c.slot_variation, 3),
+                 "counter_fraction": round(c.counter_fraction, 3), "reaches_end": c.reaches_end,
+                 "coverage": 0.0},
+    )
+
+
+def _with_coverage(f: Finding, text_length: int) -> Finding:
+    covered = f.covered_chars or 0
+    details = dict(f.details)
+    details["coverage"] = round(covered / text_length, 4) if text_length else 0.0
+    return Finding(detector=f.detector, kind=f.kind, flagged=f.flagged, channel=f.channel, score=f.score,
+                   onset=f.onset, period=f.period, unit=f.unit, covered_chars=f.covered_chars,
+                   evidence=f.evidence, details=details)
+
+
+def _clean(channel: Channel, text_length: int, blocks_analysed: int) -> Finding:
+    return Finding(detector=DETECTOR, kind="repetition", flagged=False, channel=channel, score=0.0,
+                   details={"text_length": text_length, "blocks_analysed": blocks_analysed,
+                            "coverage": 0.0})
+
+
+class TandemRepeat:
+    """Incremental form: `finish()` equals `detect_tandem_repeat` on the concatenation, for any split.
+
+    Full blocks are screened and analysed as they complete, so the cost per delta is amortised
+    O(delta) and memory stays within about two windows whatever the response length.
+    """
+
+    def __init__(self, params: TandemRepeatParams | None = None) -> None:
+        self._params = params or TandemRepeatParams()
+        self._buf = ""          # text from absolute offset self._base on
+        self._base = 0
+        self._pending: list[str] = []
+        self._pending_len = 0
+        self._done = 0          # absolute offset where the next full block starts
+        self._zlib = zlib.compressobj(1)
+        self._hit: Finding | None = None
+        self._final: Finding | None = None
+        self._analysed = 0
+        self._channel: Channel = "content"
+
+    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+        """Take one delta; return the finding the first time a full block shows a loop."""
+        self._channel = channel
+        if not delta:
+            return None
+        if self._hit is not None:
+            self._pending_len += len(delta)   # only the length matters once the verdict is in
+            return None
+        self._pending.append(delta)
+        self._pending_len += len(delta)
+        block = self._params.block_chars
+        if self._base + len(self._buf) + self._pending_len - self._done >= block:
+            self._absorb()
+            while self._hit is None and self._base + len(self._buf) - self._done >= block:
+                self._scan_block()
+            self._trim()
+        return self._hit
+
+    def finish(self) -> Finding:
+        """The verdict for everything fed: the first flagged block, else the final window."""
+        if self._final is not None:
+            return self._final
+        hit = self._hit
+        if hit is None:
+            self._absorb()
+            start = max(0, self._done - self._params.history_chars)
+            window = self._buf[start - self._base:]
+            found = _earliest(window, self._params, text_ends_here=True)
+            self._analysed += 1
+            if found is None:
+                self._final = _clean(self._channel, self._base + len(self._buf), self._analysed)
+                return self._final
+            hit = _finding(found, window, start, self._channel)
+        self._final = _with_coverage(hit, self._base + len(self._buf) + self._pending_len)
+        return self._final
+
+    def _absorb(self) -> None:
+        if self._pending:
+            self._buf += "".join(self._pending)
+            self._pending.clear()
+            self._pending_len = 0
+
+    def _scan_block(self) -> None:
+        params = self._params
+        lo, hi = self._done, self._done + params.block_chars
+        data = self._buf[lo - self._base:hi - self._base].encode("utf-8", _ENCODE_ERRORS)
+        out = len(self._zlib.compress(data)) + len(self._zlib.flush(zlib.Z_SYNC_FLUSH))
+        self._done = hi
+        if out >= params.screen_ratio * len(data):
+            return
+        start = max(0, lo - params.history_chars)
+        window = self._buf[start - self._base:hi - self._base]
+        self._analysed += 1
+        found = _earliest(window, params, text_ends_here=False)
+        if found is not None:
+            self._hit = _finding(found, window, start, self._channel)
+
+    def _trim(self) -> None:
+        keep_from = max(0, self._done - self._params.history_chars)
+        if keep_from - self._base >= self._params.history_chars + self._params.block_chars:
+            self._buf = self._buf[keep_from - self._base:]
+            self._base = keep_from
+
+
+def detect_tandem_repeat(inp: DetectorInput, params: TandemRepeatParams) -> Finding:
+    """Batch form: the incremental form fed the whole text at once (so the two always agree)."""
+    scanner = TandemRepeat(params)
+    scanner.feed(inp.text)
+    return scanner.finish()
