@@ -24,10 +24,16 @@ __all__ = [
     "MetricSpec",
     "MetricType",
     "Origin",
+    "format_number",
 ]
 
 MetricType = Literal["counter", "gauge", "histogram"]
 Origin = Literal["response", "rollout", "self"]
+
+def format_number(value: float) -> str:
+    """A number as docs show it: integers without a fraction, others as Python writes them."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
 
 _RATIO_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 
@@ -59,9 +65,9 @@ class MetricSpec:
         if self.type == "histogram":
             name = f"{self.name}_bucket"
             bound = self.buckets[len(self.buckets) // 2] if self.buckets else 1.0
-            pairs.append(f'le="{bound:g}"')
+            pairs.append(f'le="{format_number(bound)}"')
         body = f"{{{','.join(pairs)}}}" if pairs else ""
-        return f"{name}{body} {self.example:g}"
+        return f"{name}{body} {format_number(self.example)}"
 
 
 # Example label values for docs, and the OTel attribute each Prometheus label becomes (GenAI
@@ -175,8 +181,8 @@ CATALOG: tuple[MetricSpec, ...] = (
     _self("bytes_read_total", "counter", "Bytes read by a source.", "By", "degeneration.bytes_read",
           example=9.1e8),
     _self("lines_rejected_total", "counter",
-          "Lines skipped as unusable, by reason (invalid_json, missing_field, too_long, encoding, "
-          "partial_line, internal).", "{line}", "degeneration.lines_rejected", ("source", "reason"), 3),
+          "Lines skipped as unusable, by reason (the RecordError reason: invalid_json, too_long, ...).",
+          "{line}", "degeneration.lines_rejected", ("source", "reason"), 3),
     _self("files_watched", "gauge", "Files a source currently tails.", "{file}", "degeneration.files_watched",
           example=8),
     _self("file_rotations_total", "counter", "File rotations a source followed.", "{rotation}",
@@ -192,6 +198,9 @@ CATALOG: tuple[MetricSpec, ...] = (
           "degeneration.checkpoint.last_success.timestamp", example=1.7645e9),
     _self("checkpoint_errors_total", "counter", "Failed attempts to save a source's positions.", "{error}",
           "degeneration.checkpoint.errors", example=0),
+    _self("source_read_errors_total", "counter",
+          "Failed reads of a source (permissions, vanished directory); retried with backoff.", "{error}",
+          "degeneration.source.read_errors", example=0),
     _self("queue_depth", "gauge", "Lines read by a source and waiting to be classified (backpressure).",
           "{line}", "degeneration.queue.depth", example=0),
     _self("label_overflow_total", "counter",

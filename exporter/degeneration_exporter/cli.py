@@ -19,6 +19,7 @@ __all__ = ["build_parser", "main"]
 # verb -> module under degeneration_exporter.commands (each has HELP, add_arguments, main)
 COMMANDS: dict[str, str] = {
     "scan": "scan",
+    "metrics": "metrics",
 }
 
 

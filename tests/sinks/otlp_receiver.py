@@ -128,5 +128,5 @@ def start_receiver() -> tuple[OtlpReceiver, ThreadingHTTPServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     receiver.port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return receiver, server

@@ -198,6 +198,7 @@ def test_source_stats_are_read_at_scrape_time(registry: CollectorRegistry) -> No
         stats.checkpoint_last_success_timestamp = 1.6e9
         stats.checkpoint_errors = 5
         stats.queue_depth = 7
+        stats.read_errors = 6
     expected = {
         "degeneration_lines_read_total": 10,
         "degeneration_bytes_read_total": 2048,
@@ -209,6 +210,7 @@ def test_source_stats_are_read_at_scrape_time(registry: CollectorRegistry) -> No
         "degeneration_checkpoint_last_success_timestamp_seconds": 1.6e9,
         "degeneration_checkpoint_errors_total": 5,
         "degeneration_queue_depth": 7,
+        "degeneration_source_read_errors_total": 6,
     }
     for name, value in expected.items():
         assert _value(registry, name, source="tail") == value, name

@@ -201,6 +201,7 @@ def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
             "checkpoint_last_success_timestamp_seconds": stats.checkpoint_last_success_timestamp,
             "checkpoint_errors_total": stats.checkpoint_errors,
             "queue_depth": stats.queue_depth,
+            "source_read_errors_total": stats.read_errors,
         }
     out = [Measurement(_spec(metric), (name,), float(value)) for metric, value in plain.items()]
     reasons = dict.fromkeys(_REJECT_REASONS, 0) | rejected

@@ -1,0 +1,202 @@
+"""OtlpSink against a real OTLP/HTTP receiver on 127.0.0.1: values and attribute names as received."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from http.server import ThreadingHTTPServer
+
+import pytest
+from degeneration_exporter.catalog import CATALOG
+from degeneration_exporter.classification.labels import LabelLimits
+from degeneration_exporter.sinks.base import Sink
+from degeneration_exporter.sinks.otlp import SERVICE_NAME, OtlpSink, OtlpSinkConfig
+from degeneration_exporter.sources.base import SourceStats
+
+from .builders import clean, looping
+from .otlp_receiver import OtlpReceiver, Point, start_receiver
+
+_OTEL_ENV = (
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+    "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
+    "OTEL_METRIC_EXPORT_INTERVAL",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_otel_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _OTEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def receiver() -> Iterator[OtlpReceiver]:
+    rec, server = start_receiver()
+    try:
+        yield rec
+    finally:
+        _stop(server)
+
+
+def _stop(server: ThreadingHTTPServer) -> None:
+    server.shutdown()
+    server.server_close()
+
+
+def _config(receiver: OtlpReceiver, **overrides: object) -> OtlpSinkConfig:
+    fields: dict[str, object] = {
+        "enabled": True,
+        "endpoint": f"http://127.0.0.1:{receiver.port}",
+        "interval": timedelta(hours=1),  # exports happen only on flush/close in these tests
+    }
+    fields.update(overrides)
+    return OtlpSinkConfig.model_validate(fields)
+
+
+def _points(receiver: OtlpReceiver, metric: str) -> list[Point]:
+    return [p for p in receiver.points() if p.metric == metric]
+
+
+def _one(receiver: OtlpReceiver, metric: str, **attributes: object) -> Point:
+    matches = [p for p in _points(receiver, metric) if attributes.items() <= p.attributes.items()]
+    assert len(matches) == 1, (metric, attributes, _points(receiver, metric))
+    return matches[0]
+
+
+def test_pushes_counters_with_genai_attribute_names(receiver: OtlpReceiver) -> None:
+    sink: Sink = OtlpSink(_config(receiver), leak_tokens=["<|im_end|>"])
+    sink.emit("vllm", clean())
+    sink.emit("vllm", looping())
+    sink.emit("vllm", looping())
+    sink.close()
+    receiver.wait_for_export()
+    assert receiver.paths[-1] == "/v1/metrics"
+
+    length = _one(receiver, "degeneration.responses", **{"degeneration.finish_reason": "length"})
+    assert length.kind == "sum" and length.value == 2 and length.unit == "{response}"
+    assert length.attributes == {
+        "degeneration.source": "vllm",
+        "gen_ai.request.model": "qwen3-8b",
+        "gen_ai.response.model": "qwen3-8b",
+        "degeneration.finish_reason": "length",
+    }
+    assert _one(receiver, "degeneration.responses", **{"degeneration.finish_reason": "stop"}).value == 1
+    # Zero-initialised combinations are pushed too.
+    assert _one(receiver, "degeneration.responses", **{"degeneration.finish_reason": "abort"}).value == 0
+    flagged = _one(receiver, "degeneration.responses.flagged", **{"degeneration.flag.kind": "repetition"})
+    assert flagged.value == 2
+    leaked = _one(receiver, "degeneration.template_leak.tokens", **{"degeneration.token": "<|im_end|>"})
+    assert leaked.value == 2
+    assert _one(receiver, "degeneration.loop.chars_after_onset").value == 6000
+    fired = _one(receiver, "degeneration.detections", **{"degeneration.detector": "relax_compression"})
+    assert fired.value == 2
+
+
+def test_resource_names_the_service_unless_the_environment_does(
+    receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sink = OtlpSink(_config(receiver))
+    sink.emit("a", clean())
+    sink.close()
+    receiver.wait_for_export()
+    attributes = receiver.resource_attributes()
+    assert attributes["service.name"] == SERVICE_NAME
+    assert attributes["service.version"]
+
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "rl-cluster-exporter")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=staging")
+    receiver.requests.clear()
+    sink = OtlpSink(_config(receiver))
+    sink.emit("a", clean())
+    sink.close()
+    receiver.wait_for_export()
+    attributes = receiver.resource_attributes()
+    assert attributes["service.name"] == "rl-cluster-exporter"
+    assert attributes["deployment.environment.name"] == "staging"
+
+
+def test_endpoint_comes_from_the_standard_env_var_when_unset(
+    receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{receiver.port}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=rl")
+    sink = OtlpSink(OtlpSinkConfig(enabled=True, interval=timedelta(hours=1)))
+    sink.emit("a", clean())
+    sink.close()
+    receiver.wait_for_export()
+    assert receiver.paths[-1] == "/v1/metrics"
+    assert _one(receiver, "degeneration.responses", **{"degeneration.finish_reason": "stop"}).value == 1
+
+
+def test_histograms_use_catalog_buckets_when_explicit(receiver: OtlpReceiver) -> None:
+    sink = OtlpSink(_config(receiver, histogram_aggregation="explicit"))
+    sink.emit("a", looping())
+    sink.emit("a", clean())
+    sink.close()
+    receiver.wait_for_export()
+    budget = _one(receiver, "degeneration.response.token_budget")
+    spec = next(s for s in CATALOG if s.otel_name == "degeneration.response.token_budget")
+    assert budget.kind == "histogram"
+    assert budget.bounds == spec.buckets
+    assert budget.count == 2 and budget.sum == pytest.approx(1.1)
+    assert budget.bucket_counts[0] == 1  # 0.1 -> le 0.1
+    assert budget.bucket_counts[spec.buckets.index(1.0)] == 1
+
+
+def test_histograms_are_exponential_by_default(receiver: OtlpReceiver) -> None:
+    sink = OtlpSink(_config(receiver))
+    sink.emit("a", looping())
+    sink.close()
+    receiver.wait_for_export()
+    tokens = _one(receiver, "degeneration.response.tokens")
+    assert tokens.kind == "exponential_histogram" and tokens.count == 1 and tokens.sum == 1000
+
+
+def test_rollout_gauges_and_self_metrics_are_read_at_export_time(receiver: OtlpReceiver) -> None:
+    sink = OtlpSink(_config(receiver, limits=LabelLimits(max_model_names=1)))
+    stats = SourceStats()
+    sink.register_source_stats("rl", stats)
+    sink.emit("rl", looping(run="grpo", step=1))
+    sink.emit("rl", clean(run="grpo", step=1, model="other-model"))
+    with stats.lock:
+        stats.lines_read = 2
+        stats.rejected["too_long"] += 1
+        stats.lag_bytes = 512
+    assert sink.flush()
+    receiver.wait_for_export()
+    run = {"degeneration.source": "rl", "degeneration.run": "grpo"}
+    assert _one(receiver, "degeneration.rollout.step", **run).value == 1
+    assert _one(receiver, "degeneration.rollout.repetition_frac", **run).value == 0.5
+    assert _one(receiver, "degeneration.rollout.responses", **run).value == 2
+    assert _one(receiver, "degeneration.lines_read", **{"degeneration.source": "rl"}).value == 2
+    rejected = _one(receiver, "degeneration.lines_rejected", **{"degeneration.reject_reason": "too_long"})
+    assert rejected.kind == "sum" and rejected.value == 1
+    assert _one(receiver, "degeneration.source.lag").kind == "gauge"
+    overflow = _one(receiver, "degeneration.label.overflow", **{"degeneration.label": "model_name"})
+    assert overflow.value == 1
+    assert _one(receiver, "degeneration.responses", **{"gen_ai.request.model": "__other__",
+                                                       "degeneration.finish_reason": "stop"}).value == 1
+    sink.close()
+
+
+def test_every_catalog_instrument_reaches_the_receiver(receiver: OtlpReceiver) -> None:
+    sink = OtlpSink(_config(receiver), leak_tokens=["<|im_end|>"])
+    sink.register_source_stats("rl", SourceStats())
+    sink.emit("rl", looping(run="grpo", step=1))
+    sink.emit("rl", clean(leaks={"<|x|>": 1}))  # not on the configured list: counted as overflow
+    sink.close()
+    receiver.wait_for_export()
+    assert {p.metric for p in receiver.points()} == {spec.otel_name for spec in CATALOG}
+
+
+def test_endpoint_path_is_appended_once() -> None:
+    assert OtlpSinkConfig(endpoint="http://c:4318/").metrics_endpoint() == "http://c:4318/v1/metrics"
+    assert OtlpSinkConfig(endpoint="http://c:4318/v1/metrics").metrics_endpoint() == "http://c:4318/v1/metrics"
+    assert OtlpSinkConfig().metrics_endpoint() is None
+    assert OtlpSinkConfig().enabled is False
