@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from degeneration_exporter.detectors.base import DetectorInput
 from degeneration_exporter.detectors.compression import (
     Compression,
@@ -27,6 +26,7 @@ from degeneration_exporter.detectors.compression import (
     scan_repetition,
     window_bounds,
 )
+
 from tests.detectors.vector_runners.common import evaluate, text_of
 
 RECORDED_ZLIB = "1.2.13"

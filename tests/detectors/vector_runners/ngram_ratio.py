@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from degeneration_exporter.detectors.base import DetectorInput
 from degeneration_exporter.detectors.ngram_ratio import (
     NgramRatioParams,

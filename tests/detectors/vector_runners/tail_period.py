@@ -16,6 +16,7 @@ from degeneration_exporter.detectors.tail_period import (
     detect_tail_period,
     repeats_at_tail,
 )
+
 from tests.detectors.vector_runners.common import evaluate, text_of
 
 
