@@ -1,0 +1,68 @@
+"""slime-family `Sample` dicts, shared by `slime_rollout` and `relax_rollout`.
+
+Why shared: Relax is derived from slime; both serialise the same `Sample` (`response`, `status`,
+`response_length`, `tokens`, `loss_mask`, identity fields) and the same debug dump wrapper
+`{"rollout_id": <step>, "samples": [...]}` (formats.md, THUDM/slime and Relax).
+`status` maps through `parse_finish_reason`: truncated -> LENGTH (a ceiling hit), aborted -> ABORT,
+completed -> STOP, failed -> ERROR, pending -> UNKNOWN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from ..record import Record, parse_finish_reason
+from ._fields import optional_int, optional_int_list, require_list, require_str
+
+__all__ = ["IDENTITY_KEYS", "is_dump_wrapper", "record_from_sample", "records_from_dump"]
+
+IDENTITY_KEYS: Final = ("rollout_id", "index", "sample_index", "group_index", "dataset")
+"""Fields copied into `Record.identity` (Relax's diagnose report uses the same names)."""
+
+
+def is_dump_wrapper(obj: Mapping[str, Any]) -> bool:
+    """The `torch.save` payload shape `{"rollout_id": int, "samples": [...]}`, as JSON."""
+    samples = obj.get("samples")
+    return isinstance(samples, list) and bool(samples) and isinstance(samples[0], Mapping) \
+        and "rollout_id" in obj and "response" not in obj
+
+
+def records_from_dump(obj: Mapping[str, Any]) -> Iterator[Record]:
+    """One Record per sample of a dump wrapper; its `rollout_id` is the step; `position` is the list index."""
+    step = optional_int(obj, "rollout_id")
+    for i, sample in enumerate(require_list(obj, "samples")):
+        yield record_from_sample(sample, where=f"samples.{i}", step=step, position=i)
+
+
+def record_from_sample(sample: Any, *, where: str, step: int | None, position: int | None = None) -> Record:
+    """Normalise one Sample dict; `where` prefixes `MissingField` paths (`samples.3.response`)."""
+    text = require_str(sample, "response", where=where)
+    response_length = optional_int(sample, "response_length")
+    if response_length is None:
+        response_length = optional_int(sample, "response_token_count")
+    token_ids = optional_int_list(sample, "tokens")
+    prompt_length = 0
+    action_mask = None
+    if token_ids is not None and response_length is not None and 0 <= response_length <= len(token_ids):
+        # tokens = prompt + response; loss_mask (len = response_length) marks model-generated tokens.
+        prompt_length = len(token_ids) - response_length
+        mask = optional_int_list(sample, "loss_mask")
+        action_mask = mask if mask is not None and len(mask) == response_length else None
+    else:
+        token_ids = None  # cannot be aligned with the response (abbreviated or inconsistent dump)
+    identity: dict[str, object] = {
+        key: sample[key] for key in IDENTITY_KEYS if isinstance(sample.get(key), int | str)
+    }
+    if position is not None:
+        identity["position"] = position
+    return Record(
+        text=text,
+        finish_reason=parse_finish_reason(sample.get("status")),
+        token_ids=token_ids,
+        prompt_length=prompt_length,
+        action_mask=action_mask,
+        output_tokens=response_length,
+        step=step,
+        identity=identity,
+    )

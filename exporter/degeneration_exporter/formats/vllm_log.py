@@ -1,0 +1,113 @@
+"""vLLM request/output log lines (`vllm_log`): `Generated response <id>: output: '<repr>', ...`.
+
+Why its own format: `--enable-log-outputs` (vLLM 0.10+) is the only place a plain vLLM server
+writes what it generated (formats.md, vLLM request/output logging). Lines are text, not JSON: the
+pipeline passes each as `{"message": line}`; a JSON log shipper's `{"log": line}` works too.
+
+- Non-streaming: `Generated response <id>: output: '<repr>'[, output_token_ids: [...]], finish_reason: X`
+  -> one Record. Output token ids are listed by older builds at INFO (newer: DEBUG only).
+- Streaming: `Generated response <id> (streaming delta): ...` -> one `Delta` per line; only the last
+  delta carries the real finish reason. `(streaming complete)` carries the whole text (or
+  `<streaming_complete: N tokens>`) -> a `whole_text` Delta that ends the stream.
+- A delta logged as `[reasoning: ...]` is reasoning; `[tool_calls: ...]` summaries are not text.
+- Every other line (`Received request`, engine stats, startup) yields nothing: it is not a response.
+
+Known gaps: `--max-log-len N` cuts text and ids to their first N, so long loops are seen only in
+their first N chars and `output_tokens` undercounts; the request's `max_tokens` sits on a different
+line (`Received request`), so it is not joined in.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from ..errors import MissingField
+from ..record import Delta, Record, parse_finish_reason
+
+__all__ = ["is_vllm_log", "parse_vllm_log"]
+
+_HEADER = re.compile(
+    r"(?:\(\w+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \["
+)
+_PY_STR = r"'[^'\\]*(?:\\.[^'\\]*)*'|\"[^\"\\]*(?:\\.[^\"\\]*)*\""
+_GENERATED = re.compile(
+    r"Generated response (?P<id>\S+?)(?: \(streaming (?P<mode>delta|complete)\))?: "
+    rf"output: (?P<out>{_PY_STR}|<streaming_complete: (?P<n>\d+) tokens>)"
+    r"(?:, output_token_ids: (?P<ids>\[[^\]]*\]|None))?, finish_reason: (?P<finish>\w+)",
+    re.S,
+)
+_REASONING = re.compile(r"\[reasoning: (.*)\]", re.S)
+
+
+def _line(obj: Mapping[str, Any]) -> str | None:
+    text = obj.get("message", obj.get("log"))
+    return text if isinstance(text, str) else None
+
+
+def is_vllm_log(obj: Mapping[str, Any]) -> bool:
+    """A vLLM logger header (`INFO 11-07 04:35:27 [logger.py:47] ...`, optionally `(APIServer pid=N) `)."""
+    text = _line(obj)
+    return text is not None and _HEADER.match(text) is not None
+
+
+def parse_vllm_log(obj: Mapping[str, Any]) -> Iterator[Record | Delta]:
+    """Yield a Record (non-streaming) or a Delta (streaming) for `Generated response` lines, else nothing."""
+    text = _line(obj)
+    if text is None:
+        raise MissingField("message")
+    if "Generated response " not in text:
+        return
+    m = _GENERATED.search(text)
+    if m is None:
+        raise MissingField("output", "vLLM 'Generated response' line without a parsable output/finish_reason")
+    request_id = m["id"]
+    if m["n"] is not None:
+        yield Delta(request_id=request_id, token_count=int(m["n"]), whole_text=True)
+        return
+    try:
+        output = ast.literal_eval(m["out"])
+    except (ValueError, SyntaxError) as exc:
+        raise MissingField("output", "vLLM output is not a Python string literal") from exc
+    ids = _token_ids(m["ids"])
+    finish = None if m["finish"] in ("None", "streaming_complete") else parse_finish_reason(m["finish"])
+    if m["mode"] is None:
+        content, reasoning = _split_channels(output)
+        yield Record(
+            text=content,
+            reasoning=reasoning,
+            finish_reason=parse_finish_reason(m["finish"]),
+            token_ids=ids,
+            output_tokens=len(ids) if ids is not None else None,
+            identity={"request_id": request_id},
+        )
+        return
+    if m["mode"] == "complete":
+        yield Delta(request_id=request_id, content=output, whole_text=True,
+                    token_count=len(ids) if ids is not None else None)
+        return
+    content, reasoning = _split_channels(output)
+    yield Delta(request_id=request_id, content=content, reasoning=reasoning, finish_reason=finish,
+                token_count=len(ids) if ids is not None else None)
+
+
+def _token_ids(raw: str | None) -> list[int] | None:
+    if raw is None or raw == "None":
+        return None
+    ids = orjson.loads(raw)
+    return ids if isinstance(ids, list) and all(isinstance(i, int) for i in ids) else None
+
+
+def _split_channels(output: str) -> tuple[str, str]:
+    """(content, reasoning): vLLM logs reasoning as `[reasoning: ...]`, tool calls as `[tool_calls: ...]`."""
+    if output.startswith("[reasoning: "):
+        m = _REASONING.fullmatch(output)
+        if m is not None:
+            return "", m[1]
+    if output.startswith("[tool_calls: ") and output.endswith("]"):
+        return "", ""
+    return output, ""
