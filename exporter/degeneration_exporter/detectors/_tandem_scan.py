@@ -142,7 +142,8 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
     matched = [period[i] for i in range(a, b) if period[i]]
     p = Counter(matched).most_common(1)[0][0]
     mean_p = sum(matched) / len(matched)
-    first = max(0, a - period[a])
+    anchor = next((i for i in range(a, b) if dist[i] == p), a)
+    first = max(0, anchor - p)
     words = variation = counters = 0
     for i in range(a, b):
         if not u.content[i]:
