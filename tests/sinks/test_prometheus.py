@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
@@ -12,11 +13,14 @@ from datetime import timedelta
 import pytest
 from degeneration_exporter.catalog import CATALOG
 from degeneration_exporter.classification.labels import OVERFLOW_VALUE, LabelLimits
-from degeneration_exporter.classification.result import FlagKind
+from degeneration_exporter.classification.result import FlagKind, LoopSpan
+from degeneration_exporter.detectors.base import Finding
 from degeneration_exporter.record import FinishReason
 from degeneration_exporter.sinks.base import Sink
 from degeneration_exporter.sinks.prometheus import DEFAULT_PORT, PrometheusSink, PrometheusSinkConfig
 from degeneration_exporter.sources.base import SourceStats
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
@@ -293,3 +297,85 @@ def test_config_defaults_and_listen_validation() -> None:
             PrometheusSinkConfig(listen=bad)
     with pytest.raises(ValidationError):
         PrometheusSinkConfig(listn="x")  # type: ignore[call-arg]
+
+
+def test_a_detector_firing_on_both_channels_counts_once(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    both = (
+        Finding("tail_period", "repetition", True),
+        Finding("tail_period", "repetition", True, channel="reasoning"),
+    )
+    sink.emit("a", looping(findings=both))
+    assert _value(registry, "degeneration_detections_total", source="a", model_name="qwen3-8b",
+                  detector="tail_period") == 1
+
+
+_weird_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+_numbers = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**6), 10**12).map(float)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    model=st.none() | _weird_text,
+    run=st.none() | _weird_text,
+    step=st.none() | st.integers(-5, 5),
+    score=_numbers,
+    onset_fraction=_numbers,
+    chars_after=st.integers(-10, 10**9),
+    tokens_after=st.none() | st.integers(-10, 10**9),
+    output_tokens=st.none() | st.integers(-10, 10**7),
+    max_tokens=st.none() | st.integers(-10, 10**7),
+    leaks=st.dictionaries(_weird_text, st.integers(-3, 50), max_size=4),
+    detector=_weird_text,
+)
+def test_odd_classifications_never_break_the_sink_or_the_exposition(
+    model: str | None, run: str | None, step: int | None, score: float, onset_fraction: float,
+    chars_after: int, tokens_after: int | None, output_tokens: int | None, max_tokens: int | None,
+    leaks: dict[str, int], detector: str,
+) -> None:
+    registry = CollectorRegistry()
+    sink = _sink(registry)
+    loop = LoopSpan("content", 0, None, None, None, chars_after, onset_fraction, tokens_after)
+    sink.emit("src", looping(model=model, run=run, step=step, repetition_score=score, loop=loop,
+                             output_tokens=output_tokens, max_tokens=max_tokens, leaks=leaks,
+                             findings=(Finding(detector, "repetition", True),)))
+    sink.emit("src", clean(model=model, run=run, step=None if step is None else step + 1))
+    sink.flush()
+    families = list(text_string_to_metric_families(sink.exposition().decode()))
+    totals = [f for f in families if f.name == "degeneration_responses"]
+    assert sum(s.value for s in totals[0].samples if s.name.endswith("_total")) == 2
+
+
+def test_concurrent_emits_and_scrapes_lose_nothing(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    sink = _sink(registry, config=PrometheusSinkConfig(limits=LabelLimits(max_runs=5)), clock=clock)
+    stats = SourceStats()
+    sink.register_source_stats("t", stats)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def scrape() -> None:
+        while not stop.is_set():
+            try:
+                sink.exposition()
+                clock.now += 1
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+                return
+
+    scraper = threading.Thread(target=scrape)
+    scraper.start()
+    try:
+        for i in range(3000):
+            sink.emit("t", looping(model=f"m{i % 7}", run=f"r{i % 9}", step=i // 50))
+            with stats.lock:
+                stats.lines_read += 1
+    finally:
+        stop.set()
+        scraper.join(timeout=30)
+    assert errors == []
+    name = "degeneration_responses_total"
+    per_model = [_value(registry, name, source="t", model_name=f"m{k}", finish_reason="length") for k in range(7)]
+    total = sum(v or 0 for v in per_model)
+    assert total == 3000
+    assert _value(registry, "degeneration_lines_read_total", source="t") == 3000

@@ -8,6 +8,7 @@ the rollout-step tracker and the self-metrics read from `SourceStats`, all of wh
 
 from __future__ import annotations
 
+import math
 import platform
 import time
 from collections.abc import Callable, Collection
@@ -100,7 +101,6 @@ class Measurer:
         self.steps = RolloutSteps()
         self._sources: dict[str, SourceStats] = {}
         self._seen_pairs: set[tuple[str, str]] = set()
-        self._max_length = width
 
     def measure(self, source: str, result: Classification) -> list[Measurement]:
         """Everything one response adds to the response metrics; also feeds the rollout steps."""
@@ -113,11 +113,8 @@ class Measurer:
             out.extend(Measurement(FLAGGED, (*sm, kind.value), 0.0) for kind in FlagKind)
         out.append(Measurement(RESPONSES, (*sm, result.finish_reason.value), 1.0))
         out.extend(Measurement(FLAGGED, (*sm, kind.value), 1.0) for kind in result.flags)
-        out.extend(
-            Measurement(DETECTIONS, (*sm, self.detectors.bound(source, f.detector)), 1.0)
-            for f in result.findings
-            if f.flagged
-        )
+        fired = dict.fromkeys(f.detector for f in result.findings if f.flagged)  # once per response
+        out.extend(Measurement(DETECTIONS, (*sm, self.detectors.bound(source, d)), 1.0) for d in fired)
         out.extend(
             Measurement(LEAK_TOKENS, (*sm, self.tokens.bound(source, token)), float(count))
             for token, count in result.leaks.items()
@@ -137,7 +134,7 @@ class Measurer:
                 out.append(Measurement(LOOP_TOKENS, sm, float(loop.tokens_after_onset)))
         if result.step is not None:
             self._observe_step(source, result)
-        return out
+        return [m for m in out if 0.0 <= m.value < math.inf]  # NaN, negative, infinite: bad input, skipped
 
     def _observe_step(self, source: str, result: Classification) -> None:
         assert result.step is not None
