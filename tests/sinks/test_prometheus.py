@@ -375,7 +375,7 @@ def test_concurrent_emits_and_scrapes_lose_nothing(registry: CollectorRegistry) 
         scraper.join(timeout=30)
     assert errors == []
     name = "degeneration_responses_total"
-    per_model = [_value(registry, name, source="t", model_name=f"m{k}", finish_reason="length") for k in range(7)]
-    total = sum(v or 0 for v in per_model)
+    labels = {"source": "t", "finish_reason": "length"}
+    total = sum(_value(registry, name, model_name=f"m{k}", **labels) or 0 for k in range(7))
     assert total == 3000
     assert _value(registry, "degeneration_lines_read_total", source="t") == 3000
