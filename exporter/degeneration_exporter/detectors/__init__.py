@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from .base import DetectorInput, DetectorSpec, Finding, IncrementalDetector
+from .char_run import CharRun, CharRunParams, detect_char_run
 from .compression import Compression, CompressionParams, detect_compression
 from .ngram_ratio import NgramRatio, NgramRatioParams, detect_ngram_ratio
+from .stream_ngram import StreamNgram, StreamNgramParams, detect_stream_ngram
 from .tail_period import TailPeriod, TailPeriodParams, detect_tail_period
 from .tandem_repeat import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
+from .template_leak import TemplateLeak, TemplateLeakParams, detect_template_leak
 
 __all__ = ["DETECTORS", "DetectorInput", "DetectorSpec", "Finding", "IncrementalDetector"]
 
@@ -29,6 +32,15 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
     "tail_period": DetectorSpec(
         "tail_period", "repetition", TailPeriodParams, detect_tail_period, TailPeriod,
         "utopia: a 30-600 byte row repeated 5 times at the end, no period under 30."),
+    "stream_ngram": DetectorSpec(
+        "stream_ngram", "repetition", StreamNgramParams, detect_stream_ngram, StreamNgram,
+        "osaurus: a 3-12 word unit repeated 12 times back to back in the last 4096 characters."),
+    "char_run": DetectorSpec(
+        "char_run", "repetition", CharRunParams, detect_char_run, CharRun,
+        "osaurus: one character repeated 64 (letters, digits) or 256 times, grown over 3 deltas."),
+    "template_leak": DetectorSpec(
+        "template_leak", "template_leak", TemplateLeakParams, detect_template_leak, TemplateLeak,
+        "Chat-template special tokens (ChatML, Llama, Gemma, ...) in visible content."),
     "tandem_repeat": DetectorSpec(
         "tandem_repeat", "repetition", TandemRepeatParams, detect_tandem_repeat, TandemRepeat,
         "A unit repeated back to back 3 times (counters and slots may change), or cut off repeating."),

@@ -1,0 +1,181 @@
+"""osaurus' word tail and back-to-back n-gram rule, kept incrementally (detectors.md §4.2 step 4-5).
+
+Why incremental: osaurus appends each delta to a 4096-character tail, re-splits the whole tail on
+whitespace and rescans every (n, start) pair on every delta. The verdict only changes through the
+words a delta completes (and the trailing partial word), so this keeps the tail as a list of
+complete words plus the partial one, and per n-gram size the start of the trailing run of
+"word i equals word i+n" matches. A delta costs O(words it adds x sizes), not O(tail).
+
+Equivalence with the published scan (pinned by tests/detectors/test_stream_ngram.py against a naive
+re-implementation): `(n, s)` fires iff words s .. s+n*R-1 satisfy word[i] == word[i+n], i.e. a run of
+n*(R-1) matches starting at s. Windows entirely inside words seen by an earlier call were checked then
+(and did not fire, or the detector latched), so only runs reaching the newly changed words can fire;
+the smallest n wins, then the run that starts leftmost. Trimming reproduces osaurus exactly: keep the
+last `tail_chars` code points, then drop through the first whitespace when the suffix has one.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from ._swift_text import WORD, is_whitespace
+
+__all__ = ["NgramLoop", "WordTail"]
+
+_COMPACT_WORDS = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class NgramLoop:
+    """One firing of the rule: `occurrences` back-to-back copies of the `n`-word unit `words`."""
+
+    n: int
+    occurrences: int
+    words: tuple[str, ...]
+    start: int  # absolute code-point offset of the first copy's first word
+    period: int  # code points from the first copy's start to the second copy's start
+    end: int  # absolute offset just past the last copy's last word
+
+    @property
+    def fragment(self) -> str:
+        """The unit as osaurus prints it: its words joined by single spaces."""
+        return " ".join(self.words)
+
+
+class WordTail:
+    """The published tail (None = unbounded, the gauntlet's whole text) with the n-gram rule."""
+
+    __slots__ = (
+        "_base", "_end", "_first", "_limit", "_max_n", "_min_n", "_partial", "_partial_start",
+        "_repeats", "_run_pattern", "_run_start", "_starts", "_tail_start", "_words",
+    )
+
+    def __init__(self, min_n: int, max_n: int, repeats: int, tail_chars: int | None) -> None:
+        if not 1 <= min_n <= max_n or repeats < 2 or (tail_chars is not None and tail_chars < 1):
+            raise ValueError("need 1 <= min_n <= max_n, repeats >= 2 and tail_chars >= 1")
+        self._min_n, self._max_n, self._repeats, self._limit = min_n, max_n, repeats, tail_chars
+        self._run_pattern = {
+            n: re.compile(b"\x01{" + str(n * (repeats - 1)).encode() + b",}") for n in range(min_n, max_n + 1)
+        }
+        self._words: list[str] = []  # complete words (each followed by whitespace)
+        self._starts: list[int] = []  # absolute start offset of each complete word
+        self._base = 0  # absolute word index of _words[0]
+        self._first = 0  # absolute word index of the first complete word still in the tail
+        self._partial = ""  # trailing word not yet followed by whitespace, as the tail holds it
+        self._partial_start = 0
+        self._end = 0  # absolute offset just past everything pushed
+        self._tail_start = 0
+        # Per size n: absolute index where the trailing run of word[i] == word[i+n] (complete words) starts.
+        self._run_start = [0] * (max_n + 1)
+
+    @property
+    def tail_chars(self) -> int:
+        """Code points the published tail holds now (what osaurus keeps between calls)."""
+        return self._end - self._tail_start
+
+    @property
+    def tail_start(self) -> int:
+        """Absolute offset where the held tail begins."""
+        return self._tail_start
+
+    def push(self, delta: str) -> NgramLoop | None:
+        """Append one delta and apply the rule; trim only when nothing fired (osaurus order)."""
+        if not delta:
+            return None
+        old_complete = self._base + len(self._words)
+        self._append_words(delta)
+        loop = self._scan(old_complete)
+        if loop is None and self._limit is not None and self._end - self._tail_start > self._limit:
+            self._trim(self._end - self._limit)
+        return loop
+
+    def _append_words(self, delta: str) -> None:
+        offset, size = self._end, len(delta)
+        words, starts = self._words, self._starts
+        pending, pending_start = self._partial, self._partial_start
+        for match in WORD.finditer(delta):
+            begin, stop = match.span()
+            if begin == 0 and pending:
+                word, word_start = pending + match.group(), pending_start
+            else:
+                if pending:
+                    words.append(pending)
+                    starts.append(pending_start)
+                word, word_start = match.group(), offset + begin
+            if stop == size:
+                pending, pending_start = word, word_start
+            else:
+                words.append(word)
+                starts.append(word_start)
+                pending = ""
+        if pending and is_whitespace(delta[-1]):
+            # A whitespace-only delta completes the partial word it follows.
+            words.append(pending)
+            starts.append(pending_start)
+            pending = ""
+        self._partial, self._partial_start = pending, pending_start
+        self._end = offset + size
+
+    def _scan(self, old_complete: int) -> NgramLoop | None:
+        complete = self._base + len(self._words)
+        first = self._first
+        lo = max(first, old_complete - self._max_n)
+        window = self._words[lo - self._base :]
+        if self._partial:
+            window.append(self._partial)
+        eq = operator.eq
+        for n in range(self._min_n, self._max_n + 1):
+            i0 = max(old_complete - n, first)
+            run_from = max(self._run_start[n], first)
+            prior = i0 - run_from
+            matches = bytes(map(eq, window[i0 - lo :], window[i0 - lo + n :]))
+            needed = n * (self._repeats - 1)
+            lead = len(matches) - len(matches.lstrip(b"\x01"))
+            if prior and prior + lead >= needed:
+                return self._loop(n, run_from, prior + lead)
+            found = self._run_pattern[n].search(matches)
+            if found:
+                return self._loop(n, i0 + found.start(), found.end() - found.start())
+            settled = matches[: max(0, complete - n - i0)]
+            if settled:
+                trailing = len(settled) - len(settled.rstrip(b"\x01"))
+                self._run_start[n] = run_from if trailing == len(settled) else complete - n - trailing
+            else:
+                self._run_start[n] = run_from
+        return None
+
+    def _token(self, index: int) -> tuple[str, int]:
+        complete = self._base + len(self._words)
+        if index < complete:
+            return self._words[index - self._base], self._starts[index - self._base]
+        return self._partial, self._partial_start
+
+    def _loop(self, n: int, start_index: int, matched: int) -> NgramLoop:
+        copies = 1 + matched // n
+        words = tuple(self._token(start_index + j)[0] for j in range(n))
+        _, start = self._token(start_index)
+        _, second = self._token(start_index + n)
+        last_word, last_start = self._token(start_index + copies * n - 1)
+        return NgramLoop(n, copies, words, start, second - start, last_start + len(last_word))
+
+    def _trim(self, cut: int) -> None:
+        words, starts, base = self._words, self._starts, self._base
+        local_first = self._first - base
+        i = bisect_right(starts, cut, local_first, len(starts)) - 1
+        if i >= local_first and starts[i] + len(words[i]) > cut:
+            new_start = starts[i] + len(words[i]) + 1  # drop through the whitespace ending that word
+        elif self._partial and self._partial_start <= cut:
+            new_start = cut  # no whitespace left in the suffix: keep it whole, the word cut short
+            self._partial = self._partial[cut - self._partial_start :]
+            self._partial_start = cut
+        else:
+            new_start = cut + 1  # the suffix starts on whitespace: drop that one character
+        self._tail_start = new_start
+        local = bisect_left(starts, new_start, local_first, len(starts))
+        self._first = base + local
+        if local > _COMPACT_WORDS:
+            del words[:local], starts[:local]
+            self._base += local

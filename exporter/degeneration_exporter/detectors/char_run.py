@@ -1,0 +1,79 @@
+"""osaurus' character-run rule (`osaurus_charrun` in the spec; module `char_run`), detectors.md §4.2 step 3.
+
+Why: a model stuck emitting one character ("!!!!…", "eeee…") never forms a word loop, so osaurus
+aborts when one character repeats past a threshold: 64 for letters and digits, 256 for anything else
+in the hardened revision, where whitespace is exempt and breaks runs (table padding, blank lines) and
+a run must have grown over at least 3 distinct deltas. That growth gate makes the published verdict
+depend on how the server batches deltas (§5.2): `stream_hardened` keeps it, `stream_v1` and
+`gauntlet` have none (64 for everything, whitespace counting), and `growth_deltas: 1` removes it
+from the hardened thresholds. The batch form is the whole text as one delta, so under
+`stream_hardened` it never fires (one delta gives growth 1): use `stream_v1`, `gauntlet` or
+`growth_deltas: 1` for finished responses. Runs are found with a compiled regex per delta and state
+(character, length, growth) carries across deltas (`_run_tracker.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ._osaurus import OsaurusStream
+from ._run_tracker import RunProfile
+from .base import DetectorInput, Finding
+
+__all__ = ["PROFILES", "CharRun", "CharRunParams", "RunProfile", "detect_char_run"]
+
+ProfileName = Literal["stream_hardened", "stream_v1", "gauntlet"]
+
+
+PROFILES: dict[str, RunProfile] = {
+    "stream_hardened": RunProfile(64, 256, whitespace_counts=False, growth_gate=3, names_deltas=True,
+                                  full_length=False),
+    "stream_v1": RunProfile(64, 64, whitespace_counts=True, growth_gate=1, names_deltas=False,
+                            full_length=False),
+    "gauntlet": RunProfile(64, 64, whitespace_counts=True, growth_gate=1, names_deltas=False,
+                           full_length=True),
+}
+
+
+class CharRunParams(BaseModel, frozen=True, extra="forbid"):
+    """Config section `detectors.char_run`: a published profile, optionally with overridden numbers."""
+
+    profile: ProfileName = Field(
+        "stream_hardened",
+        description="Published threshold set: stream_hardened (osaurus PR state), stream_v1 (initial #1922), "
+        "or gauntlet (CLI batch detector).",
+    )
+    run_alnum: int | None = Field(None, ge=2, description="Override: run length, in characters, that fires "
+                                  "for a letter or number.")
+    run_other: int | None = Field(None, ge=2, description="Override: run length, in characters, that fires "
+                                  "for any other character.")
+    whitespace_counts: bool | None = Field(None, description="Override: whether whitespace forms runs "
+                                           "(false: whitespace breaks runs).")
+    growth_deltas: int | None = Field(None, ge=1, description="Override: distinct deltas, a count, that must "
+                                      "extend a run before it fires (1 = no gate).")
+
+    def run_profile(self) -> RunProfile:
+        """The profile with any overrides applied."""
+        base = PROFILES[self.profile]
+        return RunProfile(
+            self.run_alnum if self.run_alnum is not None else base.alnum_threshold,
+            self.run_other if self.run_other is not None else base.other_threshold,
+            self.whitespace_counts if self.whitespace_counts is not None else base.whitespace_counts,
+            self.growth_deltas if self.growth_deltas is not None else base.growth_gate,
+            base.names_deltas,
+            base.full_length,
+        )
+
+
+class CharRun(OsaurusStream):
+    """Incremental form: content and reasoning deltas in arrival order share one run state (§4.1)."""
+
+    def __init__(self, params: CharRunParams) -> None:
+        super().__init__("char_run", params.profile, params.run_profile(), None)
+
+
+def detect_char_run(inp: DetectorInput, params: CharRunParams) -> Finding:
+    """Batch form: the transcript as one delta (under a growth gate above 1 this cannot fire)."""
+    return CharRun(params).scan(inp)

@@ -1,0 +1,226 @@
+"""Template special tokens leaking into visible content (`template_leak`), detectors.md §4.4.
+
+Why: a chat-template token in the content a user sees (`<|im_end|>`, `<|eot_id|>`, `<end_of_turn>`)
+means the server's stop handling or the model's template is broken, usually for a whole deployment.
+Only content counts: the reasoning channel is never a leak, and `<think>`/`</think>` are not leaks
+by default (engines route them; only the osaurus gauntlet list has them). Tokens come as named
+families (`FAMILIES`), including the three osaurus lists under their own names and order. Reports
+every token's non-overlapping count and, as osaurus does, the first token in list order present.
+Scanning is one compiled alternation (C speed) and `str.find` per token only when it hits. Deltas keep
+a carry of (longest token - 1) code points, so a token split across any deltas is found and counted once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from .base import Channel, DetectorInput, Finding
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "FAMILIES",
+    "GauntletVerdict",
+    "LeakScan",
+    "TemplateLeak",
+    "TemplateLeakParams",
+    "TokenScanner",
+    "detect_template_leak",
+    "gauntlet_leak_verdict",
+]
+
+FamilyName = Literal[
+    "chatml", "llama3", "llama2", "gemma", "phi", "mistral", "deepseek", "gpt_oss_harmony",
+    "osaurus_stream", "osaurus_gauntlet", "osaurus_autorun",
+]
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "chatml": ("<|im_start|>", "<|im_end|>", "<|endoftext|>"),
+    "llama3": ("<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
+               "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"),
+    "llama2": ("[INST]", "[/INST]", "<<SYS>>", "<</SYS>>", "</s>"),
+    "gemma": ("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>"),
+    "phi": ("<|system|>", "<|user|>", "<|assistant|>", "<|end|>", "<|endoftext|>", "<|im_sep|>"),
+    "mistral": ("[INST]", "[/INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "</s>"),
+    "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",
+                 "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
+                 "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>",
+                 "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"),
+    "gpt_oss_harmony": ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|return|>", "<|call|>",
+                        "<|constrain|>", "<|startoftext|>", "<|endoftext|>"),
+    # The three osaurus lists, members and order exactly as published (§4.4).
+    "osaurus_stream": ("<|im_start|>", "<|im_end|>", "\u3008|EOS|\u3009", "<tool_call>", "]~!b[", "[e~[",
+                       "\ufffe"),
+    "osaurus_gauntlet": ("<|im_start|>", "<|im_end|>", "\u3008|EOS|\u3009", "<think>", "</think>",
+                         "<tool_call>", "]~!b[", "[e~[", "<start_of_turn>", "<end_of_turn>", "<|eot_id|>",
+                         "<|start_header_id|>", "<|end_header_id|>", "<|end|>", "<|endoftext|>", "\ufffe"),
+    "osaurus_autorun": ("<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>",
+                        "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|system|>",
+                        "<|user|>", "<|assistant|>", "<|channel|>", "<|message|>", "<|return|>",
+                        "<start_of_turn>", "<end_of_turn>", "[INST]", "[/INST]", "<<SYS>>", "<</SYS>>",
+                        "</s>"),
+}
+
+DEFAULT_FAMILIES: tuple[FamilyName, ...] = (
+    "chatml", "llama3", "llama2", "gemma", "phi", "mistral", "deepseek", "gpt_oss_harmony",
+)
+
+Token = Annotated[str, Field(min_length=1)]
+GauntletVerdict = Literal["pass", "fail", "untested"]
+
+
+class TemplateLeakParams(BaseModel, frozen=True, extra="forbid"):
+    """Config section `detectors.template_leak`: which special tokens count as a leak, in report order."""
+
+    families: tuple[FamilyName, ...] = Field(
+        DEFAULT_FAMILIES,
+        description="Token families, in priority order (the first listed token present is reported).",
+    )
+    extra_tokens: tuple[Token, ...] = Field(
+        (), description="More literal tokens, appended after the families."
+    )
+    exclude_tokens: tuple[Token, ...] = Field(
+        (), description="Tokens never reported, even when a family lists them."
+    )
+
+    def tokens(self) -> tuple[str, ...]:
+        """The resolved list: families in order, then extras, duplicates and exclusions removed."""
+        excluded = set(self.exclude_tokens)
+        ordered = [tok for family in self.families for tok in FAMILIES[family]] + list(self.extra_tokens)
+        return tuple(tok for tok in dict.fromkeys(ordered) if tok not in excluded)
+
+
+@dataclass(frozen=True, slots=True)
+class LeakScan:
+    """Counts per token (non-overlapping, list order), the first listed token present, the leftmost offset."""
+
+    counts: dict[str, int]
+    token: str | None
+    onset: int | None
+
+
+class TokenScanner:
+    """A fixed token list: a compiled alternation says "any token here?", `str.find` then counts."""
+
+    __slots__ = ("carry_chars", "pattern", "tokens")
+
+    def __init__(self, tokens: tuple[str, ...]) -> None:
+        self.tokens = tokens
+        by_length = sorted(tokens, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, by_length))) if tokens else None
+        self.carry_chars = max((len(tok) for tok in tokens), default=1) - 1
+
+    def has_any(self, text: str) -> bool:
+        """Whether any token occurs in `text` (one C-speed pass)."""
+        return self.pattern is not None and self.pattern.search(text) is not None
+
+    def first_present(self, text: str) -> str | None:
+        """The first token in list order that occurs in `text` (osaurus' report rule)."""
+        if not self.has_any(text):
+            return None
+        return next((tok for tok in self.tokens if tok in text), None)
+
+    def scan(self, text: str) -> LeakScan:
+        """Batch scan of one text."""
+        if not self.has_any(text):
+            return LeakScan({}, None, None)
+        counts = {tok: n for tok in self.tokens if (n := text.count(tok))}
+        token = next(iter(counts), None)
+        onset = min(text.find(tok) for tok in counts) if counts else None
+        return LeakScan(counts, token, onset)
+
+
+def _leak_finding(scan: LeakScan, tokens: tuple[str, ...], details_token: str | None) -> Finding:
+    flagged = bool(scan.counts)
+    counts = {tok: scan.counts[tok] for tok in tokens if tok in scan.counts}
+    return Finding(
+        detector="template_leak", kind="template_leak", flagged=flagged, channel="content",
+        score=float(sum(counts.values())), onset=scan.onset, unit=details_token,
+        covered_chars=sum(len(tok) * n for tok, n in counts.items()) if flagged else None,
+        evidence=f'template token "{details_token}" in content' if flagged else None,
+        details={"counts": counts, "token": details_token},
+    )
+
+
+class TemplateLeak:
+    """Incremental form over `(delta, channel)`: reasoning deltas are ignored, content keeps a carry.
+
+    `feed` returns the published live report once (the first listed token present in carry + delta,
+    then it latches); counting goes on for `finish`, which equals the batch scan of all content.
+    """
+
+    def __init__(self, params: TemplateLeakParams) -> None:
+        self._scanner = TokenScanner(params.tokens())
+        self._carry = ""
+        self._seen = 0  # content code points fed
+        self._next_free: dict[str, int] = {}  # per token: where its next counted occurrence may start
+        self._counts: dict[str, int] = {}
+        self._onset: int | None = None
+        self._fired = False
+
+    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+        """One delta; a Finding the first time a token shows in content, then None (latch)."""
+        if channel != "content" or not delta:
+            return None
+        scanner = self._scanner
+        buffer = self._carry + delta
+        base = self._seen - len(self._carry)
+        region = self._seen  # occurrences counted now end after this absolute offset
+        self._seen += len(delta)
+        keep = scanner.carry_chars
+        self._carry = buffer[len(buffer) - keep :] if keep else ""
+        if not scanner.has_any(buffer):
+            return None
+        self._count(buffer, base, region)
+        if self._fired:
+            return None
+        self._fired = True
+        token = scanner.first_present(buffer)
+        return _leak_finding(self._scan_so_far(), scanner.tokens, token)
+
+    def _count(self, buffer: str, base: int, region: int) -> None:
+        for tok in self._scanner.tokens:
+            size = len(tok)
+            pos = max(self._next_free.get(tok, 0), region - size + 1) - base
+            found = buffer.find(tok, max(pos, 0))
+            while found >= 0:
+                self._counts[tok] = self._counts.get(tok, 0) + 1
+                if self._onset is None or base + found < self._onset:
+                    self._onset = base + found
+                pos = found + size
+                self._next_free[tok] = base + pos
+                found = buffer.find(tok, pos)
+
+    def _scan_so_far(self) -> LeakScan:
+        counts = {tok: self._counts[tok] for tok in self._scanner.tokens if tok in self._counts}
+        return LeakScan(counts, next(iter(counts), None), self._onset)
+
+    def finish(self) -> Finding:
+        """All content fed: the same Finding as `detect_template_leak` on the joined content."""
+        scan = self._scan_so_far()
+        return _leak_finding(scan, self._scanner.tokens, scan.token)
+
+
+def detect_template_leak(inp: DetectorInput, params: TemplateLeakParams) -> Finding:
+    """Batch form: the content channel only."""
+    scanner = TokenScanner(params.tokens())
+    scan = scanner.scan(inp.text)
+    return _leak_finding(scan, scanner.tokens, scan.token)
+
+
+def gauntlet_leak_verdict(
+    content: str, reasoning: str, tokens: tuple[str, ...] = FAMILIES["osaurus_gauntlet"]
+) -> tuple[GauntletVerdict, Channel | None, str | None]:
+    """osaurus' gauntlet leak probe, per chat (§4.4): content before reasoning, first listed token fails."""
+    if not content and not reasoning:
+        return "untested", None, None
+    scanner = TokenScanner(tokens)
+    for channel, text in (("content", content), ("reasoning", reasoning)):
+        token = scanner.first_present(text)
+        if token is not None:
+            return "fail", channel, token  # type: ignore[return-value]
+    return "pass", None, None

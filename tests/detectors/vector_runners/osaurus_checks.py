@@ -1,0 +1,175 @@
+"""Shared checks for the osaurus vectors (`osaurus_stream`, `osaurus_charrun`), detectors.md §4 and §6.
+
+Both vector kinds come from the one published `StreamDegenerationDetector` (runs first, then n-grams,
+one latch), so they run through `StreamNgram(char_runs=True)`, are cross-checked against the naive
+reference (`tests/detectors/osaurus_reference.py`) and against the standalone rule that fired.
+Mapper-level vectors (`level: mapper`) wire the guardrails as §4.1 describes: one degeneration
+detector over both channels, checked before a delta is forwarded; one leak detector over content only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from degeneration_exporter.detectors.base import DetectorInput, Finding
+from degeneration_exporter.detectors.char_run import PROFILES as RUN_PROFILES
+from degeneration_exporter.detectors.char_run import CharRun, CharRunParams
+from degeneration_exporter.detectors.stream_ngram import PROFILES as NGRAM_PROFILES
+from degeneration_exporter.detectors.stream_ngram import (
+    StreamNgram,
+    StreamNgramParams,
+    canary_verdict,
+    detect_stream_ngram,
+)
+from degeneration_exporter.detectors.template_leak import TemplateLeak, TemplateLeakParams
+
+from tests.detectors.osaurus_reference import ReferenceOsaurus
+from tests.detectors.vector_runners.common import deltas_of, text_of
+
+# The vectors' profile names -> the modules' profile names.
+PROFILE_OF = {"stream_hardened": "stream_hardened", "stream_v1": "stream_v1", "gauntlet_batch": "gauntlet"}
+
+
+def reference_for(profile: str) -> ReferenceOsaurus:
+    """The naive published detector with a profile's numbers (stream profiles only)."""
+    ngram, runs = NGRAM_PROFILES[profile], RUN_PROFILES[profile]
+    return ReferenceOsaurus(
+        ngram.min_n, ngram.max_n, ngram.repeats, ngram.tail_chars,
+        (runs.alnum_threshold, runs.other_threshold, runs.whitespace_counts, runs.growth_gate,
+         runs.names_deltas),
+    )
+
+
+def _check_profile_numbers(profile: str, raw: dict[str, Any]) -> None:
+    ngram, runs = NGRAM_PROFILES[profile], RUN_PROFILES[profile]
+    ours = {
+        "min_n": ngram.min_n, "max_n": ngram.max_n, "repeats": ngram.repeats,
+        "run_alnum": runs.alnum_threshold, "run_other": runs.other_threshold,
+        "whitespace_counts": runs.whitespace_counts, "growth_deltas": runs.growth_gate,
+    }
+    for key, value in ours.items():
+        if key in raw:
+            assert raw[key] == value, f"profile {profile}: {key} is {value}, vector says {raw[key]}"
+
+
+def _check_expected(finding: Finding, expected: dict[str, Any], text: str) -> None:
+    assert finding.flagged == expected["verdict"], finding
+    if not expected["verdict"]:
+        return
+    details = finding.details
+    assert details["rule"] == expected["kind"]
+    assert finding.evidence == expected["evidence"]
+    for key in ("n", "fragment", "occurrences", "char", "run_length", "growth_deltas"):
+        if key in expected:
+            assert details[key] == expected[key], (key, details[key], expected[key])
+    assert finding.onset is not None and finding.covered_chars is not None
+    assert 0.0 < details["coverage"] <= 1.0
+    if finding.channel == "content":
+        if details["rule"] == "ngram":
+            assert text[finding.onset :].startswith(details["fragment"].split(" ")[0])
+        else:
+            length = details["run_length"]
+            assert text[finding.onset : finding.onset + length] == details["char"] * length
+
+
+def run_detector_vector(vector: dict[str, Any]) -> None:
+    """Any non-mapper osaurus vector."""
+    raw, expected = vector["params"], vector["expected"]
+    if raw.get("level") == "mapper":
+        run_mapper_vector(vector)
+        return
+    if raw["profile"] == "gauntlet_canary":
+        verdict = canary_verdict(text_of(vector), vector.get("reasoning", ""), raw["min_transcript_chars"])
+        assert verdict == expected["canary_verdict"]
+        return
+    profile = PROFILE_OF[raw["profile"]]
+    _check_profile_numbers(profile, raw)
+    deltas = deltas_of(vector)
+    text = "".join(deltas)
+    params = StreamNgramParams(profile=profile, char_runs=True)
+    if profile == "gauntlet":
+        finding = detect_stream_ngram(DetectorInput(text=text), params)
+        _check_expected(finding, expected, text)
+        return
+
+    detector = StreamNgram(params)
+    reference = reference_for(profile)
+    triggers: list[tuple[int, Finding]] = []
+    reference_triggers: list[tuple[int, str]] = []
+    max_tail = 0
+    for index, delta in enumerate(deltas):
+        found = detector.feed(delta)
+        if found is not None:
+            triggers.append((index, found))
+        hit = reference.observe(delta)
+        if hit is not None:
+            reference_triggers.append((index, hit.evidence))
+        max_tail = max(max_tail, detector.tail_chars)
+    finding = triggers[0][1] if triggers else detector.finish()
+    assert finding == detector.finish()
+    _check_expected(finding, expected, text)
+    assert len(triggers) <= 1, "the detector must latch"
+    assert expected.get("later_triggers", 0) == 0
+    assert [(i, f.evidence) for i, f in triggers] == reference_triggers
+    if "trigger_delta_index" in expected:
+        assert triggers[0][0] == expected["trigger_delta_index"] == finding.details["delta_index"]
+    if "max_tail_chars" in expected:
+        assert max_tail == expected["max_tail_chars"] == reference.max_tail
+    _check_standalone_rule(profile, deltas, triggers)
+
+
+def _check_standalone_rule(profile: str, deltas: list[str], triggers: list[tuple[int, Finding]]) -> None:
+    """The rule that fired, run alone, fires at the same delta with the same evidence."""
+    if not triggers or triggers[0][1].details["rule"] == "ngram":
+        alone: StreamNgram | CharRun = StreamNgram(StreamNgramParams(profile=profile))  # type: ignore[arg-type]
+        if triggers:
+            fired = [(i, f.evidence) for i, d in enumerate(deltas) if (f := alone.feed(d)) is not None]
+            assert fired == [(triggers[0][0], triggers[0][1].evidence)]
+        return
+    alone = CharRun(CharRunParams(profile=profile))  # type: ignore[arg-type]
+    fired = [(i, f.evidence) for i, d in enumerate(deltas) if (f := alone.feed(d)) is not None]
+    assert fired == [(triggers[0][0], triggers[0][1].evidence)]
+
+
+def _error_matches(expected_error: Any, finding: Finding) -> bool:
+    description = f"Generation aborted: output degenerated into repetition ({finding.evidence})"
+    if isinstance(expected_error, dict):
+        return all(
+            (key in ("kind", "type") and value == "degeneration")
+            or (key in ("fragment", "evidence") and value == finding.evidence)
+            or (key in ("message", "description") and value == description)
+            for key, value in expected_error.items()
+        )
+    text = str(expected_error)
+    known = ("degeneration", "StreamGuardrailError.degeneration", finding.evidence)
+    return text in known or text in description
+
+
+def run_mapper_vector(vector: dict[str, Any]) -> None:
+    """§4.1 wiring: check before forwarding, abort on the first trigger, leaks logged from content only."""
+    raw, expected = vector["params"], vector["expected"]
+    profile = PROFILE_OF[raw.get("profile", "stream_hardened")]
+    degeneration = (StreamNgram(StreamNgramParams(profile=profile, char_runs=True))  # type: ignore[arg-type]
+                    if raw.get("degeneration_detection", True) else None)
+    leaks = (TemplateLeak(TemplateLeakParams(families=("osaurus_stream",)))
+             if raw.get("template_leak_detection", True) else None)
+    forwarded: list[tuple[str, str]] = []
+    error: Finding | None = None
+    leak_token: str | None = None
+    for channel, delta in vector["channel_deltas"]:
+        if degeneration is not None:
+            error = degeneration.feed(delta, channel)
+            if error is not None:
+                break  # the triggering delta is not yielded; the stream ends with the error
+        if leaks is not None:
+            hit = leaks.feed(delta, channel)
+            if hit is not None and leak_token is None:
+                leak_token = hit.details["token"]
+        forwarded.append((channel, delta))
+    assert forwarded == [tuple(pair) for pair in vector["channel_deltas"][: len(forwarded)]]  # never mutated
+    assert len(forwarded) == expected["forwarded_count"]
+    assert leak_token == expected.get("leak")
+    if expected.get("error") is None:
+        assert error is None, error
+    else:
+        assert error is not None and _error_matches(expected["error"], error), error
