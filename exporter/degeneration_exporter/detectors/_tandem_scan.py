@@ -4,8 +4,8 @@ Why its own module: `tandem_repeat.py` decides *where* to look (blocks, prefilte
 module decides *what* repeats in one window, so the rules can be read and tested apart.
 
 How it works, in four passes over the window's units:
-1. Units: each CJK/kana/hangul character, each run of letters/digits, each run of one repeated
-   punctuation mark, each run of underscores. Units are case-folded and every digit run is folded to
+1. Units: each URL (one word, as a reader sees it), each CJK/kana/hangul character, each run of
+   letters/digits, each run of one repeated punctuation mark, each run of underscores. Units are case-folded and every digit run is folded to
    `0`, so rows that differ only in a counter compare equal (`1. X`, `2. X`).
 2. For each position, the distance `d` to the previous occurrence of the k-gram of units starting
    there (a dict of last-seen positions), kept when `d <= max_period_units`.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 __all__ = ["TandemCandidate", "scan_tandem_repeats"]
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
-_UNIT = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\1*|_+")
+_UNIT = re.compile(f"(?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\1*|_+", re.I)
 _DIGITS = re.compile(r"\d+")
 _MAX_COUNTER_DIGITS = 18
 

@@ -38,7 +38,7 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
 
     min_copies: float = Field(3.0, gt=1.0, description="Copies (first one included) a back-to-back "
                               "repeat needs anywhere in the text.")
-    min_repeated_words: int = Field(8, ge=1, description="Words (letters/digits/CJK characters) of "
+    min_repeated_words: int = Field(12, ge=1, description="Words (letters/digits/CJK characters) of "
                                     "repeated material a back-to-back repeat needs after its first copy.")
     min_tail_period_words: int = Field(8, ge=1, description="Words in one copy of a unit that may be "
                                        "flagged with fewer copies when the repeat runs to the end.")

@@ -1,0 +1,197 @@
+"""Measure the default repetition verdict and every published detector against the hand labels.
+
+Why: the default verdict is a product claim ("beats every published detector"), so the numbers in
+docs/detectors.md must be reproducible by one command:
+
+    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet]
+
+For each data set it prints recall and precision (loop vs clean; borderline left out), the fraction of
+true positives whose onset is within 2% of the text length of the labelled onset, the flag rate per
+decoding method (GPT-2: over all texts of each method file, labelled or not) or per category
+(SmolLM2), and then the default verdict's misses and false positives with a short reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from degeneration_exporter.classification.classify import DEFAULT_REPETITION_DETECTORS
+from degeneration_exporter.detectors import DETECTORS
+from degeneration_exporter.detectors.base import DetectorInput, Finding
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SHARED = REPO_ROOT.parent / "shared"
+GPT2_METHODS = ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", "human")
+PUBLISHED = ("compression", "ngram_ratio", "tail_period", "stream_ngram", "char_run")
+ONSET_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One text with what the detectors may see and its group (decoding method or category)."""
+
+    id: str
+    group: str
+    text: str
+    token_ids: Sequence[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    label: str
+    onset: int | None
+    note: str
+
+
+Verdict = Callable[[Sample], Finding | None]
+"""Returns the first flagged finding (it carries the onset), or None when the text is not flagged."""
+
+
+def _read_jsonl(path: Path) -> Iterable[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def load_labels(folder: Path) -> dict[str, Label]:
+    return {r["id"]: Label(r["label"], r["onset"], r.get("note", "")) for r in _read_jsonl(folder / "labels.jsonl")}
+
+
+def load_gpt2(shared: Path) -> tuple[list[Sample], dict[str, Label]]:
+    folder = shared / "data" / "gpt2-large-webtext-dev"
+    samples = [Sample(r["id"], m, r["text"]) for m in GPT2_METHODS for r in _read_jsonl(folder / f"{m}.jsonl.gz")]
+    return samples, load_labels(folder)
+
+
+def load_smollm2(shared: Path) -> tuple[list[Sample], dict[str, Label]]:
+    folder = shared / "data" / "smollm2-long-dev"
+    samples = [Sample(r["id"], r["category"], r["text"], r["token_ids"])
+               for r in _read_jsonl(folder / "outputs.jsonl.gz")]
+    return samples, load_labels(folder)
+
+
+def detector_verdict(names: Sequence[str], *, token_ids: bool = False) -> Verdict:
+    """The OR of `names` with default params, on the text (or on token ids when asked and present)."""
+    specs = [(DETECTORS[n], DETECTORS[n].params_model()) for n in names]
+
+    def verdict(sample: Sample) -> Finding | None:
+        inp = DetectorInput(sample.text, token_ids=sample.token_ids if token_ids else None)
+        for spec, params in specs:
+            finding = spec.detect(inp, params)
+            if finding.flagged:
+                return finding
+        return None
+
+    return verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    tp: int
+    fp: int
+    fn: int
+    onset_ok: int
+    onset_known: int
+    flag_rate: Mapping[str, tuple[int, int]]
+    misses: tuple[str, ...]
+    false_positives: tuple[tuple[str, str], ...]
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def onset_accuracy(self) -> float | None:
+        return self.onset_ok / self.onset_known if self.onset_known else None
+
+
+def score(samples: Sequence[Sample], labels: Mapping[str, Label], verdict: Verdict) -> Score:
+    tp = fp = fn = onset_ok = onset_known = 0
+    flagged_per_group: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    misses: list[str] = []
+    fps: list[tuple[str, str]] = []
+    for s in samples:
+        finding = verdict(s)
+        flagged_per_group[s.group][1] += 1
+        if finding is not None:
+            flagged_per_group[s.group][0] += 1
+        label = labels.get(s.id)
+        if label is None or label.label == "borderline":
+            continue
+        if label.label == "loop" and finding is None:
+            fn += 1
+            misses.append(s.id)
+        elif label.label == "loop" and finding is not None:
+            tp += 1
+            if finding.onset is not None and label.onset is not None:
+                onset_known += 1
+                onset_ok += abs(finding.onset - label.onset) <= ONSET_TOLERANCE * max(1, len(s.text))
+        elif finding is not None:
+            fp += 1
+            fps.append((s.id, finding.evidence or finding.detector))
+    rates = {g: (v[0], v[1]) for g, v in flagged_per_group.items()}
+    return Score(tp, fp, fn, onset_ok, onset_known, rates, tuple(misses), tuple(fps))
+
+
+def _fmt_rate(counts: tuple[int, int]) -> str:
+    return f"{counts[0] / counts[1]:.3f}" if counts[1] else "-"
+
+
+def report(name: str, samples: Sequence[Sample], labels: Mapping[str, Label],
+           verdicts: Mapping[str, Verdict], groups: Sequence[str], quiet: bool) -> dict[str, Score]:
+    scores = {row: score(samples, labels, v) for row, v in verdicts.items()}
+    print(f"\n## {name}\n")
+    print("| detector | recall | precision | onset within 2% | " + " | ".join(groups) + " |")
+    print("|---|---|---|---|" + "---|" * len(groups))
+    for row, s in scores.items():
+        onset = f"{s.onset_accuracy:.3f}" if s.onset_accuracy is not None else "-"
+        rates = " | ".join(_fmt_rate(s.flag_rate.get(g, (0, 0))) for g in groups)
+        print(f"| {row} | {s.recall:.3f} ({s.tp}/{s.tp + s.fn}) | {s.precision:.3f} ({s.fp} FP) | {onset} | {rates} |")
+    if not quiet:
+        default = scores["default"]
+        for sid in default.misses:
+            print(f"MISS {sid}: {labels[sid].note}")
+        for sid, why in default.false_positives:
+            print(f"FALSE POSITIVE {sid}: {why}")
+    return scores
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared material folder")
+    parser.add_argument("--quiet", action="store_true", help="tables only, no miss/false-positive list")
+    args = parser.parse_args(argv)
+    available = [n for n in PUBLISHED if n in DETECTORS]
+    common: dict[str, Verdict] = {"default": detector_verdict(DEFAULT_REPETITION_DETECTORS)}
+    common.update({n: detector_verdict([n]) for n in available})
+    common["published, all together"] = detector_verdict(available)
+    print(f"default verdict = OR of {list(DEFAULT_REPETITION_DETECTORS)}")
+
+    samples, labels = load_gpt2(args.shared)
+    report("GPT-2-large WebText (flag rate per decoding method, all 400 texts each)", samples, labels, common,
+           GPT2_METHODS, args.quiet)
+
+    samples, labels = load_smollm2(args.shared)
+    smol = dict(common)
+    if "ngram_ratio" in DETECTORS:
+        smol["ngram_ratio on token ids"] = detector_verdict(["ngram_ratio"], token_ids=True)
+    categories = sorted({s.group for s in samples})
+    report("SmolLM2-135M long replies (flag rate per category, all replies)", samples, labels, smol,
+           categories, args.quiet)
+
+
+if __name__ == "__main__":
+    main()
