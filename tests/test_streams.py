@@ -1,0 +1,180 @@
+"""StreamAssembler with the real Classifier: reassembly, interleaving, idle timeout, bounded streams.
+
+Chunks come from the hand-built format fixtures through the real `LineParser`, so the test covers
+the path a streamed log takes in the daemon. The clock is a plain list the test advances.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from degeneration_exporter.classification.classify import Classifier
+from degeneration_exporter.classification.result import Classification, FlagKind
+from degeneration_exporter.classification.streams import StreamAssembler
+from degeneration_exporter.detectors.base import Finding
+from degeneration_exporter.formats.lines import LineParser
+from degeneration_exporter.record import Delta, FinishReason, Record
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
+
+
+class ManualClock:
+    """Monotonic seconds the test sets by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def classifier() -> Classifier:
+    return Classifier()
+
+
+def feed_fixture(assembler: StreamAssembler, name: str, parser_name: str) -> list[Classification]:
+    parser = LineParser(parser_name)
+    done: list[Classification] = []
+    for line in (FIXTURES / name).read_bytes().splitlines():
+        try:
+            items = parser.parse_items(line)
+        except ValueError:
+            continue  # the fixture's bad lines; the contract test covers them
+        for item in items:
+            if isinstance(item, Delta):
+                done.extend(assembler.feed(item))
+    return done
+
+
+def by_request(results: list[Classification]) -> dict[object, Classification]:
+    return {r.identity["request_id"]: r for r in results}
+
+
+def test_interleaved_chunk_streams_reassemble_into_one_classification_each(classifier: Classifier) -> None:
+    assembler = StreamAssembler(classifier, clock=ManualClock())
+    done = by_request(feed_fixture(assembler, "openai_chunk.jsonl", "openai_chunk"))
+
+    assert set(done) == {"chatcmpl-aa11", "chatcmpl-bb22"}
+    clean, capped = done["chatcmpl-aa11"], done["chatcmpl-bb22"]
+    assert clean.finish_reason is FinishReason.STOP and clean.flags == frozenset()
+    assert (clean.text_chars, clean.reasoning_chars) == (len("It is 4."), len("Let me think."))
+    assert clean.model == "Qwen/Qwen3-8B"
+    assert capped.finish_reason is FinishReason.LENGTH and FlagKind.CEILING in capped.flags
+    assert capped.output_tokens == 4096 and capped.reasoning_chars == len("Hmm.")
+    # the two choices of chatcmpl-n2 never finished; the role-only and post-finish usage chunks opened nothing
+    assert assembler.open_streams == 2
+    assert assembler.stats.ignored_chunks == 2
+    assert (assembler.stats.opened, assembler.stats.finished) == (4, 2)
+
+
+def test_vllm_streaming_deltas_finish_on_the_real_reason_and_drop_the_complete_line(
+    classifier: Classifier,
+) -> None:
+    assembler = StreamAssembler(classifier, clock=ManualClock())
+    done = by_request(feed_fixture(assembler, "vllm_log.log", "vllm_log"))
+
+    streamed = done["chatcmpl-7ada4604"]
+    assert streamed.finish_reason is FinishReason.STOP
+    assert (streamed.text_chars, streamed.reasoning_chars) == (len("The answer is 4."), len("Let me think."))
+    assert streamed.output_tokens == 4 + 2 + 4
+    untracked = done["chatcmpl-untracked"]  # only `<streaming_complete: 812 tokens>` was logged
+    assert untracked.finish_reason is FinishReason.UNKNOWN and untracked.output_tokens == 812
+    assert assembler.open_streams == 0 and assembler.stats.ignored_chunks == 1
+
+
+def test_looping_stream_is_flagged_in_flight_and_matches_the_batch_verdict(classifier: Classifier) -> None:
+    findings: list[Finding] = []
+    assembler = StreamAssembler(classifier, clock=ManualClock(), on_finding=findings.append)
+    text = "Let me restate the question first. " + "I will check the units again. " * 300
+    chunks = [text[i:i + 5] for i in range(0, len(text), 5)]
+    results: list[Classification] = []
+    for chunk in chunks[:-1]:
+        results.extend(assembler.feed(Delta("req-loop", content=chunk, model="m")))
+    assert results == [] and findings, "a loop this long is seen before the stream ends"
+    assert all(f.flagged for f in findings)
+    results.extend(assembler.feed(Delta("req-loop", content=chunks[-1], finish_reason=FinishReason.LENGTH)))
+
+    [streamed] = results
+    batch = classifier.classify(Record(text=text, finish_reason=FinishReason.LENGTH, model="m"))
+    assert streamed.flags == batch.flags
+    assert {FlagKind.REPETITION, FlagKind.CEILING, FlagKind.CEILING_WHILE_REPEATING} <= streamed.flags
+    assert streamed.text_chars == len(text)
+    assert assembler.stats.in_flight_findings == len(findings)
+
+
+def test_template_leak_in_a_delta_is_reported_in_flight(classifier: Classifier) -> None:
+    findings: list[Finding] = []
+    assembler = StreamAssembler(classifier, clock=ManualClock(), on_finding=findings.append)
+    for piece in ["The answer is 4.", "<|im_", "end|>", "<|im_start|>user"]:
+        assembler.feed(Delta("req-leak", content=piece))
+    assert [f.kind for f in findings] == ["template_leak"]
+    [result] = assembler.feed(Delta("req-leak", finish_reason=FinishReason.STOP))
+    assert FlagKind.TEMPLATE_LEAK in result.flags and result.leaks.get("<|im_end|>") == 1
+
+
+def test_idle_stream_is_closed_as_aborted_after_the_timeout(classifier: Classifier) -> None:
+    clock = ManualClock()
+    assembler = StreamAssembler(classifier, idle_timeout=timedelta(seconds=300), clock=clock)
+    assert assembler.feed(Delta("req-idle", content="Partial answer")) == []
+    clock.now += 299.0
+    assert assembler.expire() == []
+    clock.now += 1.0
+    [aborted] = assembler.expire()
+    assert aborted.finish_reason is FinishReason.ABORT
+    assert aborted.text_chars == len("Partial answer") and aborted.identity["request_id"] == "req-idle"
+    assert assembler.open_streams == 0 and assembler.stats.idle_closed == 1
+    # a straggler chunk for the closed stream opens nothing
+    assert assembler.feed(Delta("req-idle", content=" more", finish_reason=FinishReason.STOP)) == []
+    assert assembler.open_streams == 0 and assembler.stats.ignored_chunks == 1
+
+
+def test_feeding_another_stream_also_expires_idle_ones(classifier: Classifier) -> None:
+    clock = ManualClock()
+    assembler = StreamAssembler(classifier, idle_timeout=timedelta(seconds=10), clock=clock)
+    assembler.feed(Delta("old", content="a"))
+    clock.now += 11.0
+    [expired] = assembler.feed(Delta("new", content="b"))
+    assert expired.identity["request_id"] == "old" and expired.finish_reason is FinishReason.ABORT
+    assert assembler.open_streams == 1
+
+
+def test_open_streams_are_bounded_by_evicting_the_least_recently_active(classifier: Classifier) -> None:
+    clock = ManualClock()
+    assembler = StreamAssembler(classifier, max_open_streams=2, clock=clock)
+    assembler.feed(Delta("a", content="first"))
+    assembler.feed(Delta("b", content="second"))
+    clock.now += 1.0
+    assembler.feed(Delta("a", content=" again"))  # b is now the least recently active
+    [evicted] = assembler.feed(Delta("c", content="third"))
+    assert evicted.identity["request_id"] == "b" and evicted.finish_reason is FinishReason.ABORT
+    assert assembler.open_streams == 2 and assembler.stats.evicted == 1
+    [a] = assembler.feed(Delta("a", finish_reason=FinishReason.STOP))
+    assert a.text_chars == len("first again")
+
+
+def test_choices_of_one_request_are_separate_streams(classifier: Classifier) -> None:
+    assembler = StreamAssembler(classifier, clock=ManualClock())
+    assembler.feed(Delta("n2", content="A", index=0))
+    assembler.feed(Delta("n2", content="BB", index=1))
+    [second] = assembler.feed(Delta("n2", content="B", index=1, finish_reason=FinishReason.STOP))
+    [first] = assembler.feed(Delta("n2", index=0, finish_reason=FinishReason.LENGTH))
+    assert (second.text_chars, second.identity["choice_index"]) == (3, 1)
+    assert first.text_chars == 1 and "choice_index" not in first.identity
+
+
+def test_close_aborts_every_open_stream(classifier: Classifier) -> None:
+    assembler = StreamAssembler(classifier, clock=ManualClock())
+    for rid in ("x", "y", "z"):
+        assembler.feed(Delta(rid, reasoning="thinking"))
+    closed = assembler.close()
+    assert sorted(str(r.identity["request_id"]) for r in closed) == ["x", "y", "z"]
+    assert all(r.finish_reason is FinishReason.ABORT and r.reasoning_chars == 8 for r in closed)
+    assert assembler.open_streams == 0
+
+
+def test_rejects_a_zero_stream_bound(classifier: Classifier) -> None:
+    with pytest.raises(ValueError):
+        StreamAssembler(classifier, max_open_streams=0)
