@@ -1,0 +1,66 @@
+"""`vllm_log` quirks: Python repr text, header variants, JSON log shippers, reasoning/tool summaries."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from degeneration_exporter.errors import MissingField
+from degeneration_exporter.formats import detect_format
+from degeneration_exporter.formats.lines import LineParser, decode_line
+from degeneration_exporter.record import Delta, FinishReason, Record
+
+HEADER = "(APIServer pid=1) INFO 11-07 04:35:31 [logger.py:71] "
+
+
+def parse(line: str) -> list[Record | Delta]:
+    return LineParser("vllm_log").parse_items(line.encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain", "it's \"quoted\" both ways", "tab\tnew\nline\r", "back\\slash\\", "emoji 🦜 and \x00 nul",
+     "ends with a quote '", "中文。中文。"],
+)
+def test_output_repr_round_trips(text: str) -> None:
+    [record] = parse(f"{HEADER}Generated response r-1: output: {text!r}, output_token_ids: [1], "
+                     "finish_reason: stop")
+    assert isinstance(record, Record) and record.text == text
+
+
+def test_finish_reasons_map_including_vllm_repetition_stop() -> None:
+    [record] = parse(f"{HEADER}Generated response r-2: output: 'a a a', finish_reason: repetition")
+    assert isinstance(record, Record) and record.finish_reason is FinishReason.REPETITION
+
+
+def test_json_log_shipper_lines_are_read_from_log_or_message() -> None:
+    raw = f"{HEADER}Generated response r-3: output: 'hi', finish_reason: length\n"
+    for key in ("log", "message"):
+        line = orjson.dumps({key: raw, "stream": "stdout", "time": "2026-01-01T00:00:00Z"})
+        obj = decode_line(line, text_lines=True)
+        assert detect_format([obj]) == "vllm_log"
+        [record] = LineParser("vllm_log").parse_items(line)
+        assert isinstance(record, Record) and record.finish_reason is FinishReason.LENGTH
+
+
+def test_old_header_without_process_prefix_is_detected() -> None:
+    obj = decode_line(b"WARNING 05-01 09:00:00 [config.py:1] something", text_lines=True)
+    assert detect_format([obj]) == "vllm_log"
+
+
+def test_tool_call_summary_is_not_content() -> None:
+    [delta] = parse(f"{HEADER}Generated response r-4 (streaming delta): output: "
+                    "'[tool_calls: get_weather({\"city\": \"Oslo\"})]', output_token_ids: [5], "
+                    "finish_reason: None")
+    assert isinstance(delta, Delta) and (delta.content, delta.reasoning) == ("", "")
+
+
+def test_other_log_lines_yield_nothing() -> None:
+    received = f"{HEADER}Received request r-5: params: SamplingParams(n=1, max_tokens=16), lora_request: None"
+    assert parse(received) == []
+    assert parse("Traceback (most recent call last):") == []
+
+
+def test_a_generated_line_without_finish_reason_is_a_missing_field() -> None:
+    with pytest.raises(MissingField) as caught:
+        parse(f"{HEADER}Generated response r-6: output: 'cut off'")
+    assert caught.value.path == "output"
