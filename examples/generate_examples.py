@@ -67,8 +67,9 @@ def _text(verdict: str, rng: random.Random) -> str:
         return _clean(rng, rng.randint(2, 5))
     if verdict.startswith("loop"):
         return _clean(rng, 2) + " " + rng.choice(LOOP_UNITS) * rng.randint(40, 60)
-    if verdict == "leak":
-        return _clean(rng, 2) + rng.choice(LEAKS) + _clean(rng, 1)
+    if verdict == "leak":  # three distinct sentences, the special token after the second
+        first, second, third = rng.sample(SENTENCES, 3)
+        return f"{first} {second}{rng.choice(LEAKS)}{third}"
     return _clean(rng, 6)  # ceiling: prose cut off by the token limit
 
 

@@ -20,6 +20,8 @@ __all__ = ["build_parser", "main"]
 COMMANDS: dict[str, str] = {
     "scan": "scan",
     "metrics": "metrics",
+    "run": "run",
+    "check-config": "check_config",
 }
 
 

@@ -1,0 +1,137 @@
+"""`degeneration-exporter run`: the daemon — tail, classify, serve /metrics until SIGTERM/SIGINT.
+
+Why flags on top of the config file: `run PATHS` with no config at all must work for a first look
+(one file_tail source over PATHS, every default), and Kubernetes users override one value without
+templating YAML. Flags beat env, env beats YAML (config.py). Stop is graceful: readers stop, the
+pipeline finishes its line, positions are written, then the web server closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from ..config import AUTO_FORMAT, FileTailSourceConfig, Settings, load_settings
+from ..daemon import Daemon
+from ..errors import ConfigError
+
+HELP = "Run the daemon: tail PATHS (or the config's sources), classify, serve /metrics."
+
+CLI_SOURCE_NAME = "files"
+EXAMPLE_SOURCE_NAME = "example"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH_OR_GLOB",
+        help="Files or globs to tail as one file_tail source named 'files' (replaces the config's sources).",
+    )
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="YAML config (default: /etc/degeneration-exporter/config.yaml when it exists).")
+    parser.add_argument("--listen", metavar="HOST:PORT",
+                        help="Address of /metrics (sinks.prometheus.listen).")
+    parser.add_argument("--positions-file", type=Path, metavar="PATH",
+                        help="Positions file of the file_tail source (needs exactly one file_tail source).")
+    parser.add_argument("--format-in", metavar="NAME",
+                        help="Input format of every source (docs/formats.md); default: detected.")
+    parser.add_argument("--web-config", type=Path, metavar="FILE",
+                        help="exporter-toolkit web config: TLS and basic auth (web.config_file).")
+    parser.add_argument("--example", action="store_true",
+                        help="Also tail the bundled example logs from the beginning (no positions kept).")
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                        help="Log level on stderr (default INFO).")
+
+
+def example_paths() -> list[str]:
+    """The packaged example logs (examples/README.md), valid after a plain `pip install .`."""
+    folder = resources.files("degeneration_exporter") / "examples"
+    return sorted(str(entry) for entry in folder.iterdir() if entry.name.endswith(".jsonl"))
+
+
+def _throwaway_positions_file() -> Path:
+    """The example is read whole on every run: its positions live in a temp dir removed at exit."""
+    folder = tempfile.mkdtemp(prefix="degeneration-example-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return Path(folder) / "positions.json"
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Merge flags over env, YAML and defaults; ConfigError names the field or flag."""
+    overrides: dict[str, Any] = {}
+    if args.listen:
+        overrides["sinks"] = {"prometheus": {"listen": args.listen}}
+    if args.web_config:
+        overrides["web"] = {"config_file": args.web_config}
+    cli_sources: list[dict[str, Any]] = []
+    if args.paths:
+        cli_sources.append({"type": "file_tail", "name": CLI_SOURCE_NAME, "include": list(args.paths)})
+    if args.example:
+        cli_sources.append({"type": "file_tail", "name": EXAMPLE_SOURCE_NAME, "include": example_paths(),
+                            "start_at": "beginning", "positions_file": _throwaway_positions_file()})
+    if cli_sources:
+        overrides["sources"] = cli_sources
+    settings = load_settings(args.config, overrides)
+    return _apply_source_flags(settings, args.format_in, args.positions_file)
+
+
+def _apply_source_flags(settings: Settings, format_in: str | None, positions_file: Path | None) -> Settings:
+    sources = list(settings.sources)
+    if format_in is not None:
+        sources = [_revalidate(src, {"format": format_in}, "--format-in") for src in sources]
+    if positions_file is not None:
+        tails = [i for i, src in enumerate(sources)
+                 if isinstance(src, FileTailSourceConfig) and src.name != EXAMPLE_SOURCE_NAME]
+        if len(tails) != 1:
+            raise ConfigError(
+                f"--positions-file needs exactly one file_tail source, found {len(tails)}; "
+                "set sources[].positions_file or state.directory instead",
+                field="--positions-file",
+            )
+        index = tails[0]
+        sources[index] = _revalidate(sources[index], {"positions_file": positions_file}, "--positions-file")
+    return settings.model_copy(update={"sources": sources})
+
+
+def _revalidate(source: Any, update: dict[str, Any], flag: str) -> Any:
+    try:
+        return type(source).model_validate({**source.model_dump(), **update})
+    except ValueError as exc:
+        raise ConfigError(f"{flag}: {exc}", field=flag) from exc
+
+
+def main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = settings_from_args(args)
+        if not settings.sources:
+            raise ConfigError("no sources: give PATHS, --example, or sources: in --config", field="sources")
+        daemon = Daemon(settings)
+    except ConfigError as exc:
+        print(f"degeneration-exporter run: error: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        logging.getLogger(__name__).info("signal %s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    daemon.start()
+    formats = {src.name: getattr(src, "format", AUTO_FORMAT) for src in settings.sources}
+    print(f"degeneration-exporter: serving http{'s' if daemon.tls else ''}://{daemon.address_text}/metrics; "
+          f"sources {formats}", file=sys.stderr)
+    stop.wait()
+    daemon.stop()
+    return 0

@@ -1,0 +1,307 @@
+"""Root `Settings`: assembles the component config models into the one config the daemon reads.
+
+Why only assembly: each component's options live beside its code (`FileTailConfig` in
+`sources/file_tail/`, detector params in each detector, `PrometheusSinkConfig` in
+`sinks/prometheus.py`), so a new detector or sink never edits this file (style.md §6).
+
+Where values come from, highest first (ecosystem.md §7.3):
+1. command-line flags (`run --listen`, `--positions-file`, `--web-config`, `--format-in`, paths);
+2. environment variables `DEGENERATION_<SECTION>__<FIELD>` (nested with `__`, e.g.
+   `DEGENERATION_SINKS__PROMETHEUS__LISTEN=127.0.0.1:9464`; lists as JSON);
+3. the YAML file (`--config FILE`, else `/etc/degeneration-exporter/config.yaml` when it exists);
+4. the defaults below.
+Mappings merge key by key across layers; lists (such as `sources`) are replaced whole.
+Label caps live with the sinks that apply them (`sinks.prometheus.limits`, `sinks.otlp.limits`),
+line-size and queue bounds with each source (`sources[].max_line_bytes`, `queue_max_lines`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    create_model,
+    field_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from .classification.classify import ClassifierConfig
+from .detectors import DETECTORS
+from .errors import ConfigError
+from .formats import FORMATS
+from .sinks.otlp import OtlpSinkConfig
+from .sinks.prometheus import PrometheusSinkConfig
+from .sources.file_tail import FileTailConfig
+from .web.config import WebConfig
+
+__all__ = [
+    "AUTO_FORMAT",
+    "DEFAULT_CONFIG_FILE",
+    "DetectorsConfig",
+    "FileTailSourceConfig",
+    "Settings",
+    "SinksConfig",
+    "SourceConfig",
+    "StateConfig",
+    "load_settings",
+]
+
+DEFAULT_CONFIG_FILE = Path("/etc/degeneration-exporter/config.yaml")
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+AUTO_FORMAT = "auto"
+
+
+class _PipelineOptions(BaseModel):
+    """Per-source options the pipeline reads (a source itself knows nothing about JSON)."""
+
+    model_config = _FROZEN
+
+    format: str = Field(
+        AUTO_FORMAT,
+        description="Input format name (docs/formats.md), or `auto` to detect it from the first records.",
+    )
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, value: str) -> str:
+        if value != AUTO_FORMAT and value not in FORMATS:
+            raise ValueError(f"unknown format {value!r}; known: {sorted(FORMATS)} or {AUTO_FORMAT!r}")
+        return value
+
+
+class FileTailSourceConfig(FileTailConfig, _PipelineOptions):
+    """`sources[] type: file_tail` (the default type): FileTailConfig plus the pipeline options."""
+
+    type: Literal["file_tail"] = Field("file_tail", description="Source type.")
+
+
+def _source_type(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return str(value.get("type", "file_tail"))
+    return str(getattr(value, "type", "file_tail"))
+
+
+SourceConfig = Annotated[
+    Annotated[FileTailSourceConfig, Tag("file_tail")],
+    Discriminator(_source_type),
+]
+
+
+def _default_state_directory() -> Path:
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "degeneration-exporter"
+
+
+class StateConfig(BaseModel):
+    """Where read positions are kept between runs (at-least-once, ecosystem.md §7.5.7)."""
+
+    model_config = _FROZEN
+
+    directory: Path = Field(
+        default_factory=_default_state_directory,
+        description="Positions of file_tail source NAME go to DIRECTORY/positions-NAME.json unless the "
+        "source sets positions_file; default $XDG_STATE_HOME/degeneration-exporter (~/.local/state/...).",
+    )
+
+    def positions_file_for(self, source_name: str) -> Path:
+        """The positions file a file_tail source uses when it names none itself."""
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in source_name)
+        return self.directory / f"positions-{safe}.json"
+
+
+class SinksConfig(BaseModel):
+    """Where classifications go (`sinks:`, the folder word; ecosystem.md §7.3 says `exporters:`)."""
+
+    model_config = _FROZEN
+
+    prometheus: PrometheusSinkConfig = Field(
+        default_factory=PrometheusSinkConfig, description="The /metrics endpoint and its listen address."
+    )
+    otlp: OtlpSinkConfig = Field(default_factory=OtlpSinkConfig, description="OTLP/HTTP metrics push.")
+
+
+def _build_detectors_config() -> type[BaseModel]:
+    """One optional section per DETECTORS entry, typed by its params model (no edit here per detector)."""
+    fields: dict[str, Any] = {
+        name: (spec.params_model, Field(default_factory=spec.params_model, description=spec.summary))
+        for name, spec in DETECTORS.items()
+    }
+    return create_model("DetectorsConfig", __config__=_FROZEN, __doc__="Per-detector parameters.", **fields)
+
+
+if TYPE_CHECKING:  # the fields exist only at run time, one per DETECTORS entry
+    DetectorsConfig = BaseModel
+else:
+    DetectorsConfig = _build_detectors_config()
+
+_yaml_file: ContextVar[Path | None] = ContextVar("degeneration_yaml_file", default=None)
+
+
+class Settings(BaseSettings):
+    """The whole daemon configuration (`check-config --print-effective` prints it)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DEGENERATION_",
+        env_nested_delimiter="__",
+        frozen=True,
+        extra="forbid",
+        nested_model_default_partial_update=True,
+    )
+
+    sources: list[SourceConfig] = Field(
+        default_factory=list, description="Inputs, each with a unique `name` (the `source` label)."
+    )
+    detectors: DetectorsConfig = Field(
+        default_factory=DetectorsConfig, description="Parameters of every detector, by detector name."
+    )
+    classify: ClassifierConfig = Field(
+        default_factory=ClassifierConfig, description="Which detectors make up each verdict."
+    )
+    sinks: SinksConfig = Field(default_factory=SinksConfig, description="Prometheus and OTLP outputs.")
+    state: StateConfig = Field(default_factory=StateConfig, description="Positions persistence.")
+    web: WebConfig = Field(default_factory=WebConfig, description="Web server security and landing page.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # `yaml_file` in model_config alone is ignored; the YAML source must be listed here (tooling.md).
+        yaml_path = _yaml_file.get()
+        env = _ScalarEnvSource(settings_cls, env_settings)
+        layers: list[PydanticBaseSettingsSource] = [init_settings, env]
+        if yaml_path is not None:
+            layers.append(YamlConfigSettingsSource(settings_cls, yaml_file=yaml_path))
+        return tuple(layers)
+
+
+class _ScalarEnvSource(PydanticBaseSettingsSource):
+    """The env source, with strings bound for int/float/bool fields JSON-decoded.
+
+    Why: env values are strings, and strict numeric params (`window_size: int = Field(strict=True)`)
+    refuse `"2500"`; decoding only where the target field is numeric or boolean keeps string fields
+    (names, paths) exactly as written.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._inner = inner
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self._inner.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        return _decode_scalars(self._inner(), self.settings_cls)
+
+
+_SCALARS = (int, float, bool)
+
+
+def _decode_scalars(values: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            out[key] = value
+            continue
+        annotation = field.annotation
+        options = [arg for arg in (get_args(annotation) or (annotation,)) if arg is not type(None)]
+        nested = next((t for t in options if isinstance(t, type) and issubclass(t, BaseModel)), None)
+        if isinstance(value, dict) and nested is not None:
+            out[key] = _decode_scalars(value, nested)
+        elif isinstance(value, str) and options and all(t in _SCALARS for t in options):
+            try:
+                out[key] = json.loads(value.lower() if bool in options else value)
+            except ValueError:
+                out[key] = value  # let validation name the field
+        else:
+            out[key] = value
+    return out
+
+
+@contextmanager
+def _reading_yaml(path: Path | None) -> Iterator[None]:
+    token = _yaml_file.set(path)
+    try:
+        yield
+    finally:
+        _yaml_file.reset(token)
+
+
+def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Merge flags (`overrides`, a nested dict), env, YAML and defaults; ConfigError names the field.
+
+    With `config_file` None, `/etc/degeneration-exporter/config.yaml` is read when it exists.
+    """
+    if config_file is None and DEFAULT_CONFIG_FILE.is_file():
+        config_file = DEFAULT_CONFIG_FILE
+    if config_file is not None:
+        _check_yaml_file(config_file)
+    try:
+        with _reading_yaml(config_file):
+            settings = Settings(**dict(overrides or {}))
+    except ValidationError as exc:
+        raise _config_error(exc) from exc
+    _check_unique_source_names(settings)
+    return settings
+
+
+def _check_yaml_file(path: Path) -> None:
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}", field="--config") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}", field="--config") from exc
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level", field="--config")
+
+
+def _check_unique_source_names(settings: Settings) -> None:
+    seen: set[str] = set()
+    for index, source in enumerate(settings.sources):
+        if source.name in seen:
+            raise ConfigError(
+                f"sources.{index}.name: duplicate source name {source.name!r}", field=f"sources.{index}.name"
+            )
+        seen.add(source.name)
+
+
+_SOURCE_TYPES = {"file_tail", "stdin", "http_push"}
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    """The first error as `dotted.field: message`; the union tag pydantic inserts is dropped."""
+    error = exc.errors()[0]
+    loc = list(error["loc"])
+    if len(loc) > 2 and loc[0] == "sources" and isinstance(loc[1], int) and loc[2] in _SOURCE_TYPES:
+        del loc[2]
+    dotted = ".".join(str(part) for part in loc) or "(root)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return ConfigError(f"{dotted}: {error['msg']}{more}", field=dotted)

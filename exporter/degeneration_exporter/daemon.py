@@ -1,0 +1,166 @@
+"""`Daemon`: builds the pipeline and the web server from `Settings`, starts and stops them in order.
+
+Why apart from `pipeline.py`: that module is the per-line path; this one is assembly and lifecycle
+(which sources, sinks and routes exist, and the stop order that flushes positions). Like
+`pipeline.py` it crosses layers, and nothing else does (style.md §2).
+Stop order: runners stop (sources close, positions written), sinks flush, then the web server, so a
+final scrape during shutdown still answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .classification.classify import Classifier
+from .config import AUTO_FORMAT, FileTailSourceConfig, Settings
+from .errors import ConfigError
+from .pipeline import SourceRunner
+from .sinks.prometheus import PrometheusSink
+from .sources.base import Source
+from .sources.file_tail import FileTailSource
+from .web import (
+    BasicAuth,
+    FlaggedSample,
+    LandingView,
+    Request,
+    Response,
+    Route,
+    SourceView,
+    WebServer,
+    build_ssl_context,
+    load_web_config,
+    parse_listen,
+    render_landing,
+)
+
+if TYPE_CHECKING:
+    from .sinks.otlp import OtlpSink
+
+__all__ = ["Daemon", "build_classifier"]
+
+log = logging.getLogger(__name__)
+
+_METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def build_classifier(settings: Settings) -> Classifier:
+    """The classifier with `detectors:` as the parameters (`classify.detector_params` is refused)."""
+    if settings.classify.detector_params:
+        raise ConfigError("set detector parameters under detectors.<name>, not classify.detector_params",
+                          field="classify.detector_params")
+    params = settings.detectors.model_dump()
+    return Classifier(settings.classify.model_copy(update={"detector_params": params}))
+
+
+@dataclass(frozen=True, slots=True)
+class _Wired:
+    runner: SourceRunner
+    type: str
+    patterns: tuple[str, ...]
+
+
+class Daemon:
+    """Everything `run` starts; construction validates (ConfigError) before any thread starts."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        classifier = build_classifier(settings)
+        self.prometheus = PrometheusSink(settings.sinks.prometheus)
+        self._sinks: list[PrometheusSink | OtlpSink] = [self.prometheus]
+        if settings.sinks.otlp.enabled:
+            from .sinks.otlp import OtlpSink  # optional extra, imported only when enabled
+
+            self._sinks.append(OtlpSink(settings.sinks.otlp))
+        self._recent: deque[FlaggedSample] = deque(maxlen=max(settings.web.recent_flagged, 1))
+        self._wired: list[_Wired] = []
+        routes: dict[tuple[str, str], Route] = {
+            ("GET", "/metrics"): self._metrics,
+            ("GET", "/"): self._landing,
+            ("GET", "/healthz"): lambda _request: Response(200, b"ok\n"),
+        }
+        for config in settings.sources:
+            source, patterns = self._build_source(config)
+            for sink in self._sinks:
+                sink.register_source_stats(source.name, source.stats)
+            format_name = None if config.format == AUTO_FORMAT else config.format
+            runner = SourceRunner(source, format_name, classifier, tuple(self._sinks),
+                                  recent=self._recent if settings.web.recent_flagged else None,
+                                  keep_evidence=settings.web.landing_show_text)
+            self._wired.append(_Wired(runner, config.type, patterns))
+        self._web = self._build_web(routes)
+        self.tls = self._tls
+
+    def _build_source(self, config: Any) -> tuple[Source, tuple[str, ...]]:
+        if isinstance(config, FileTailSourceConfig):
+            if config.positions_file is None:
+                positions = self.settings.state.positions_file_for(config.name)
+                config = config.model_copy(update={"positions_file": positions})
+            return FileTailSource(config), config.include
+        raise ConfigError(f"source type {config.type!r} is not supported by run yet", field="sources")
+
+    def _build_web(self, routes: dict[tuple[str, str], Route]) -> WebServer:
+        listen = self.settings.sinks.prometheus.listen
+        auth: BasicAuth | None = None
+        context: ssl.SSLContext | None = None
+        if self.settings.web.config_file is not None:
+            web_config = load_web_config(self.settings.web.config_file)
+            if web_config.basic_auth_users:
+                auth = BasicAuth(web_config.basic_auth_users)
+            if web_config.tls_server_config is not None:
+                context = build_ssl_context(web_config.tls_server_config)
+        self._tls = context is not None
+        try:
+            return WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context)
+        except OSError as exc:
+            message = f"cannot listen on {listen}: {exc.strerror}"
+            raise ConfigError(message, field="sinks.prometheus.listen") from exc
+
+    @property
+    def address_text(self) -> str:
+        host, port = self._web.address
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def start(self) -> None:
+        self._web.start()
+        for wired in self._wired:
+            wired.runner.start()
+
+    def stop(self) -> None:
+        """Graceful stop: positions flushed, sinks closed, then the web server; idempotent."""
+        for wired in self._wired:
+            wired.runner.stop()
+        for sink in self._sinks:
+            try:
+                sink.close()
+            except Exception:  # a failing flush must not prevent the rest of the shutdown
+                log.exception("sink close failed")
+        self._web.stop()
+
+    # -- routes ------------------------------------------------------------------------------------
+
+    def _metrics(self, _request: Request) -> Response:
+        return Response(200, self.prometheus.exposition(), _METRICS_CONTENT_TYPE)
+
+    def _landing(self, _request: Request) -> Response:
+        return Response(200, render_landing(self.landing_view()), "text/html; charset=utf-8")
+
+    def landing_view(self) -> LandingView:
+        views = []
+        for wired in self._wired:
+            runner = wired.runner
+            stats = runner.source.stats
+            with stats.lock:
+                lines, size, rejected, lag = (stats.lines_read, stats.bytes_read, dict(stats.rejected),
+                                              stats.lag_bytes)
+            with runner.counts.lock:
+                responses, flagged = runner.counts.responses, dict(runner.counts.flagged)
+            formats = ", ".join(runner.format_names) or "detecting"
+            views.append(SourceView(runner.source.name, wired.type, formats, wired.patterns, lines, size,
+                                    rejected, responses, flagged, lag))
+        recent = list(self._recent)[::-1]
+        return LandingView(__version__, views, recent, self.settings.web.landing_show_text)

@@ -1,0 +1,209 @@
+"""Settings: YAML, env and flag layers and their precedence; errors name the dotted field;
+`check-config` exit codes (run as a real process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+from degeneration_exporter.cli import build_parser
+from degeneration_exporter.commands.run import settings_from_args
+from degeneration_exporter.config import FileTailSourceConfig, Settings, load_settings
+from degeneration_exporter.errors import ConfigError
+from degeneration_exporter.sinks.prometheus import PrometheusSinkConfig
+
+YAML = """
+sources:
+  - name: vllm-prod
+    include: ["/var/log/llm/**/*.jsonl"]
+    format: openai_chat
+  - type: file_tail
+    name: grpo
+    include: ["/runs/*/rollout_result/train/*.jsonl"]
+    start_at: beginning
+detectors:
+  compression: {threshold: 8.0}
+sinks:
+  prometheus: {listen: "127.0.0.1:19999"}
+state: {directory: /tmp/degeneration-state}
+"""
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith("DEGENERATION_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(YAML)
+    return path
+
+
+def _run_settings(*argv: str) -> Settings:
+    return settings_from_args(build_parser().parse_args(["run", *argv]))
+
+
+def test_defaults_need_no_file(tmp_path: Path) -> None:
+    settings = load_settings(None)
+    assert settings.sources == []
+    assert settings.sinks.prometheus.listen == PrometheusSinkConfig().listen
+    assert settings.state.directory == tmp_path / "state" / "degeneration-exporter"
+    assert not settings.sinks.otlp.enabled
+
+
+def test_yaml_file_is_read(config_file: Path) -> None:
+    settings = load_settings(config_file)
+    first, second = settings.sources
+    assert isinstance(first, FileTailSourceConfig) and first.type == "file_tail"  # type defaults to file_tail
+    assert (first.name, first.format) == ("vllm-prod", "openai_chat")
+    assert first.include == ("/var/log/llm/**/*.jsonl",)
+    assert isinstance(second, FileTailSourceConfig)
+    assert (second.format, second.start_at) == ("auto", "beginning")
+    assert settings.detectors.model_dump()["compression"]["threshold"] == 8.0
+    assert settings.detectors.model_dump()["compression"]["window_size"] == 10_000  # untouched default
+    assert settings.sinks.prometheus.listen == "127.0.0.1:19999"
+    expected = Path("/tmp/degeneration-state/positions-vllm-prod.json")
+    assert settings.state.positions_file_for("vllm-prod") == expected
+
+
+def test_env_beats_yaml_and_merges_key_by_key(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEGENERATION_SINKS__PROMETHEUS__LISTEN", "127.0.0.1:18888")
+    monkeypatch.setenv("DEGENERATION_SINKS__OTLP__ENABLED", "true")
+    monkeypatch.setenv("DEGENERATION_DETECTORS__COMPRESSION__STRIDE", "2500")
+    settings = load_settings(config_file)
+    assert settings.sinks.prometheus.listen == "127.0.0.1:18888"
+    assert settings.sinks.otlp.enabled
+    compression = settings.detectors.model_dump()["compression"]
+    assert (compression["threshold"], compression["stride"]) == (8.0, 2500)  # YAML key kept, env key added
+    assert [s.name for s in settings.sources] == ["vllm-prod", "grpo"]
+
+
+def test_env_can_set_the_sources_list_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEGENERATION_SOURCES", '[{"name": "k8s", "include": ["/logs/*.jsonl"]}]')
+    settings = load_settings(None)
+    assert [(s.name, s.include) for s in settings.sources] == [("k8s", ("/logs/*.jsonl",))]
+
+
+def test_flags_beat_env_and_yaml(config_file: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DEGENERATION_SINKS__PROMETHEUS__LISTEN", "127.0.0.1:18888")
+    settings = _run_settings("--config", str(config_file), "--listen", "127.0.0.1:17777",
+                             "--format-in", "relax_rollout")
+    assert settings.sinks.prometheus.listen == "127.0.0.1:17777"
+    assert {s.format for s in settings.sources if isinstance(s, FileTailSourceConfig)} == {"relax_rollout"}
+    positions = tmp_path / "p.json"
+    only = _run_settings("--config", str(config_file), "--positions-file", str(positions), "/data/*.jsonl")
+    assert [(s.name, s.include) for s in only.sources] == [("files", ("/data/*.jsonl",))]  # paths replace
+    assert isinstance(only.sources[0], FileTailSourceConfig)
+    assert only.sources[0].positions_file == positions
+    assert only.sinks.prometheus.listen == "127.0.0.1:18888"  # env still applies to what flags leave alone
+
+
+def test_run_with_only_paths_uses_defaults() -> None:
+    settings = _run_settings("/var/log/a.jsonl", "/var/log/b/*.jsonl")
+    (source,) = settings.sources
+    assert isinstance(source, FileTailSourceConfig)
+    assert (source.name, source.format, source.poll_interval) == ("files", "auto", timedelta(seconds=1))
+
+
+def test_example_flag_points_at_the_packaged_files() -> None:
+    (source,) = _run_settings("--example").sources
+    assert isinstance(source, FileTailSourceConfig)
+    assert sorted(Path(p).name for p in source.include) == ["generation_log.jsonl", "rollout_dump.jsonl"]
+    assert all(Path(p).is_file() for p in source.include)
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ("sources:\n  - {name: a, includ: ['x']}\n", "sources.0.includ"),
+        ("sources:\n  - {name: a, format: nope}\n", "sources.0.format"),
+        ("sources:\n  - {name: a, type: kafka}\n", "sources.0"),
+        ("sources:\n  - {name: a, poll_interval: -1}\n", "sources.0.poll_interval"),
+        ("sources:\n  - {name: a}\n  - {name: a}\n", "sources.1.name"),
+        ("detectors:\n  compression: {threshold: high}\n", "detectors.compression.threshold"),
+        ("detectors:\n  no_such_detector: {}\n", "detectors.no_such_detector"),
+        ("sinks:\n  prometheus: {listen: 'nope'}\n", "sinks.prometheus.listen"),
+        ("sinks:\n  otlp: {interval: soon}\n", "sinks.otlp.interval"),
+        ("web:\n  landing_show_txt: true\n", "web.landing_show_txt"),
+        ("limits: {max_runs: 3}\n", "limits"),
+        ("- a list\n", "--config"),
+        ("sources: [\n", "--config"),
+    ],
+)
+def test_errors_name_the_dotted_field(tmp_path: Path, content: str, field: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    assert info.value.field == field
+    assert str(info.value).startswith(field) or field == "--config"
+
+
+def test_bad_env_value_names_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEGENERATION_SINKS__PROMETHEUS__LISTEN", "no-port")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None)
+    assert info.value.field == "sinks.prometheus.listen"
+
+
+def test_positions_file_flag_needs_exactly_one_file_tail_source(config_file: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        _run_settings("--config", str(config_file), "--positions-file", "/tmp/p.json")
+    assert info.value.field == "--positions-file"
+
+
+def test_missing_config_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path / "absent.yaml")
+    assert info.value.field == "--config"
+
+
+# -- check-config as a real process ----------------------------------------------------------------
+
+
+def _check_config(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
+    return subprocess.run([sys.executable, "-m", "degeneration_exporter", "check-config", *argv],
+                          capture_output=True, text=True, env={**base, **(env or {})}, timeout=60)
+
+
+def test_check_config_accepts_a_good_file_and_prints_the_effective_config(config_file: Path,
+                                                                          tmp_path: Path) -> None:
+    done = _check_config("--config", str(config_file), "--print-effective",
+                         env={"DEGENERATION_SINKS__OTLP__ENABLED": "true"})
+    assert done.returncode == 0, done.stderr
+    effective = yaml.safe_load(done.stdout)
+    assert effective["sinks"]["prometheus"]["listen"] == "127.0.0.1:19999"
+    assert effective["sinks"]["otlp"]["enabled"] is True
+    assert effective["sources"][0]["poll_interval"] == "PT1S"  # defaults filled in
+    again = tmp_path / "effective.yaml"
+    again.write_text(done.stdout)  # the printed config is itself a valid config, meaning the same
+    assert load_settings(again).model_dump(mode="json") == effective
+
+
+def test_check_config_exits_2_naming_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("sources:\n  - {name: a, include: ['x'], start_at: middle}\n")
+    done = _check_config("--config", str(path))
+    assert done.returncode == 2
+    assert "sources.0.start_at" in done.stderr and done.stdout == ""
+
+
+def test_check_config_validates_the_web_config_file(tmp_path: Path) -> None:
+    web = tmp_path / "web.yml"
+    web.write_text("basic_auth_users:\n  prom: not-a-hash\n")
+    path = tmp_path / "config.yaml"
+    path.write_text(f"web:\n  config_file: {web}\n")
+    done = _check_config("--config", str(path))
+    assert done.returncode == 2
+    assert "basic_auth_users.prom" in done.stderr
