@@ -8,9 +8,10 @@ and GenAI attribute names (ecosystem.md §3.4, §7.1): `gen_ai.request.model` an
 `OTEL_*` variable the SDK reads (`OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT`, `..._HEADERS`, `..._TIMEOUT`,
 `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`).
 
-Per-response counters and histograms are SDK instruments fed by `emit`; rollout gauges, source
-self-metrics and label overflows are observable instruments read at export time, from the same
-`Measurer` the Prometheus sink uses, so both paths count the same things. Histograms use
+Per-response histograms are SDK instruments fed by `emit`; per-response counters are summed in the
+sink and observed at export time (cheaper than the SDK's per-call attribute handling), as are the
+rollout gauges, source self-metrics and label overflows. All come from the same `Measurer` the
+Prometheus sink uses, so both paths count the same things. Histograms use
 base-2 exponential aggregation by default (Prometheus ingests them as native histograms), or the
 catalog's explicit buckets. OpenTelemetry is the optional extra `otlp` and is imported only when
 an `OtlpSink` is built; export failures are logged and retried by the SDK's exporter, never fatal.
@@ -18,6 +19,7 @@ an `OtlpSink` is built; export failures are logged and retried by the SDK's expo
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable
 from datetime import timedelta
@@ -31,10 +33,10 @@ from ..classification.labels import LabelLimits
 from ..classification.result import Classification
 from ..errors import ConfigError
 from ..sources.base import SourceStats
-from .measurements import Measurement, Measurer
+from .measurements import Measurer
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import CallbackOptions, Counter, Histogram, Observation
+    from opentelemetry.metrics import CallbackOptions, Histogram, Observation
     from opentelemetry.sdk.metrics import MeterProvider
 
 __all__ = ["INSTALL_HINT", "SERVICE_NAME", "OtlpSink", "OtlpSinkConfig"]
@@ -93,9 +95,9 @@ def _attribute_plan(spec: c.MetricSpec) -> tuple[tuple[int, str], ...]:
 _PLANS = {spec.name: _attribute_plan(spec) for spec in c.CATALOG}
 
 
-def attributes_of(m: Measurement) -> dict[str, str]:
-    """The OTel attributes of one measurement (GenAI names where they exist)."""
-    return {attribute: m.labels[index] for index, attribute in _PLANS[m.metric.name]}
+def attributes_of(metric: str, labels: tuple[str, ...]) -> dict[str, str]:
+    """The OTel attributes of a catalog metric's label values (GenAI names where they exist)."""
+    return {attribute: labels[index] for index, attribute in _PLANS[metric]}
 
 
 class OtlpSink:
@@ -157,28 +159,51 @@ class OtlpSink:
         )
         meter = self._provider.get_meter("degeneration_exporter", __version__)
 
-        self._counters: dict[str, Counter] = {}
+        # Response counters are summed here and observed at export time: the SDK's per-call
+        # attribute handling cost more than everything else per response (bench/bench_sinks.py).
+        self._totals: dict[str, dict[tuple[str, ...], float]] = {}
+        self._totals_lock = threading.Lock()
+        self._attributes: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}  # bounded like labels
         self._histograms: dict[str, Histogram] = {}
         for spec in c.CATALOG:
-            if spec.origin == "response" and spec.type == "counter":
-                self._counters[spec.name] = meter.create_counter(spec.otel_name, spec.unit, spec.help)
-            elif spec.origin == "response":
+            if spec.origin == "response" and spec.type == "histogram":
                 self._histograms[spec.name] = meter.create_histogram(spec.otel_name, spec.unit, spec.help)
-            elif spec.type == "counter":
-                meter.create_observable_counter(
-                    spec.otel_name, [self._callback(spec.name)], spec.unit, spec.help
-                )
+                continue
+            if spec.origin == "response":
+                self._totals[spec.name] = {}
+                callback = self._totals_callback(spec.name)
             else:
-                meter.create_observable_gauge(
-                    spec.otel_name, [self._callback(spec.name)], spec.unit, spec.help
-                )
+                callback = self._pull_callback(spec.name)
+            if spec.type == "counter":
+                meter.create_observable_counter(spec.otel_name, [callback], spec.unit, spec.help)
+            else:
+                meter.create_observable_gauge(spec.otel_name, [callback], spec.unit, spec.help)
 
-    def _callback(self, name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+    def _attributes_for(self, metric: str, labels: tuple[str, ...]) -> dict[str, str]:
+        key = (metric, labels)
+        attributes = self._attributes.get(key)
+        if attributes is None:
+            attributes = self._attributes[key] = attributes_of(metric, labels)
+        return attributes
+
+    def _totals_callback(self, name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        from opentelemetry.metrics import Observation
+
+        totals = self._totals[name]
+
+        def observe(_options: CallbackOptions) -> Iterable[Observation]:
+            with self._totals_lock:
+                items = list(totals.items())
+            return [Observation(value, self._attributes_for(name, labels)) for labels, value in items]
+
+        return observe
+
+    def _pull_callback(self, name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
         from opentelemetry.metrics import Observation
 
         def observe(_options: CallbackOptions) -> Iterable[Observation]:
             return [
-                Observation(m.value, attributes_of(m))
+                Observation(m.value, attributes_of(name, m.labels))
                 for m in self._measurer.pull()
                 if m.metric.name == name
             ]
@@ -188,11 +213,12 @@ class OtlpSink:
     def emit(self, source: str, result: Classification) -> None:
         """Count one classified response from `source`."""
         for m in self._measurer.measure(source, result):
-            counter = self._counters.get(m.metric.name)
-            if counter is not None:
-                counter.add(m.value, attributes_of(m))
-            else:
-                self._histograms[m.metric.name].record(m.value, attributes_of(m))
+            totals = self._totals.get(m.metric.name)
+            if totals is None:
+                self._histograms[m.metric.name].record(m.value, self._attributes_for(m.metric.name, m.labels))
+                continue
+            with self._totals_lock:
+                totals[m.labels] = totals.get(m.labels, 0.0) + m.value
 
     def register_source_stats(self, name: str, stats: SourceStats) -> None:
         """Export `stats` as the self-metrics of source `name`, read at every export."""

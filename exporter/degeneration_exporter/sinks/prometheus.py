@@ -135,6 +135,9 @@ class PrometheusSink:
         self._instruments = CollectorRegistry()
         self._counters: dict[str, Counter] = {}
         self._histograms: dict[str, Histogram] = {}
+        # (metric, label values) -> the child's inc/observe: skips labels() lookups per response;
+        # bounded because every label value is.
+        self._record: dict[tuple[str, tuple[str, ...]], Callable[[float], None]] = {}
         for spec in c.CATALOG:
             if spec.origin != "response":
                 continue
@@ -156,11 +159,17 @@ class PrometheusSink:
     def emit(self, source: str, result: Classification) -> None:
         """Count one classified response from `source`."""
         for m in self._measurer.measure(source, result):
-            counter = self._counters.get(m.metric.name)
-            if counter is not None:
-                counter.labels(*m.labels).inc(m.value)
-            else:
-                self._histograms[m.metric.name].labels(*m.labels).observe(m.value)
+            key = (m.metric.name, m.labels)
+            record = self._record.get(key)
+            if record is None:
+                record = self._record[key] = self._recorder(m)
+            record(m.value)
+
+    def _recorder(self, m: Measurement) -> Callable[[float], None]:
+        counter = self._counters.get(m.metric.name)
+        if counter is not None:
+            return counter.labels(*m.labels).inc
+        return self._histograms[m.metric.name].labels(*m.labels).observe
 
     def register_source_stats(self, name: str, stats: SourceStats) -> None:
         """Expose `stats` as the self-metrics of source `name`, read at every scrape."""
