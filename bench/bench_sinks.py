@@ -12,14 +12,13 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import orjson
-from prometheus_client import CollectorRegistry
-
 from degeneration_exporter.classification.result import Classification, FlagKind, LoopSpan
 from degeneration_exporter.detectors.base import Finding
 from degeneration_exporter.record import FinishReason
 from degeneration_exporter.sinks.measurements import Measurer
 from degeneration_exporter.sinks.otlp import OtlpSink, OtlpSinkConfig
 from degeneration_exporter.sinks.prometheus import PrometheusSink
+from prometheus_client import CollectorRegistry
 
 ROUNDS = 20_000
 
@@ -41,8 +40,9 @@ def _results() -> list[Classification]:
         output_tokens=1000, max_tokens=1000, model="qwen3-8b", run="grpo", step=0,
     )
     clean = Classification(
-        flags=frozenset(), finish_reason=FinishReason.STOP, findings=(Finding("compression", "repetition", False),),
-        loop=None, leaks={}, text_chars=1200, reasoning_chars=300, repetition_score=0.02,
+        flags=frozenset(), finish_reason=FinishReason.STOP,
+        findings=(Finding("compression", "repetition", False),), loop=None, leaks={},
+        text_chars=1200, reasoning_chars=300, repetition_score=0.02,
         output_tokens=400, max_tokens=1000, model="qwen3-8b", run="grpo", step=0,
     )
     return [looping if i % 10 == 0 else clean for i in range(ROUNDS)]
