@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .classification.classify import Classifier
 from .classification.result import Classification
+from .classification.streams import StreamAssembler
 from .errors import EncodingError, RecordError, RejectReason
 from .formats.lines import LineParser
 from .record import Delta, Record
@@ -73,9 +74,10 @@ class SourceRunner:
     """Runs one source in its own thread: every line through parser, classifier and sinks.
 
     `handle(line)` is the whole per-line path (public so tests drive it without a thread).
-    With `format_name` None the format is detected per file (`Line.origin`) from its first records,
-    so one glob may cover a rollout dump and a generation log; at most `_MAX_DETECTED` files keep
-    a detected format (oldest forgotten first, then detected again).
+    Streamed chunks (`Delta`) are reassembled per request by a `StreamAssembler`; streams still
+    open at `stop()` are counted as aborted. With `format_name` None the format is detected per
+    file (`Line.origin`) from its first records, so one glob may cover a rollout dump and a
+    generation log; at most `_MAX_DETECTED` files keep a detected format (oldest forgotten first).
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class SourceRunner:
         self._sinks = tuple(sinks)
         self._recent = recent
         self._keep_evidence = keep_evidence
+        self._streams = StreamAssembler(classifier)
         self._log = _RateLimitedLog(source.name)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -132,9 +135,19 @@ class SourceRunner:
             self._thread.join(timeout)
             if self._thread.is_alive():
                 log.warning("pipeline thread did not stop", extra={"source": self.source.name})
+        if self._thread is None or not self._thread.is_alive():
+            self._close_streams()
         checkpoint = getattr(self.source, "checkpoint", None)
         if callable(checkpoint):  # commits made while draining after close() still reach disk
             checkpoint()
+
+    def _close_streams(self) -> None:
+        """Responses still streaming cannot finish in this process: count them as aborted."""
+        try:
+            for result in self._streams.close():
+                self._emit(result, None)
+        except Exception:
+            log.exception("closing open streams failed", extra={"source": self.source.name})
 
     def _run(self) -> None:
         for line in self.source.lines():
@@ -145,8 +158,12 @@ class SourceRunner:
     def handle(self, line: Line) -> None:
         """Parse, classify, emit and commit one line; never raises."""
         try:
-            for record in self._records(line):
-                self._emit(line, self._classifier.classify(record))
+            for item in self._items(line):
+                if isinstance(item, Delta):
+                    for result in self._streams.feed(item):
+                        self._emit(result, line)
+                else:
+                    self._emit(self._classifier.classify(item), line)
         except RecordError as exc:
             reason: RejectReason = "partial_line" if line.partial else exc.reason
             self._reject(reason)
@@ -159,22 +176,22 @@ class SourceRunner:
         if line.position is not None:
             self.source.commit(line.position)
 
-    def _records(self, line: Line) -> list[Record]:
+    def _items(self, line: Line) -> list[Record | Delta]:
         parser = self._parser_for(line.origin)
         try:
             items = parser.parse_items(line.data)
         except EncodingError:  # decode with replacement and carry on; the bad bytes are counted
             self._reject("encoding")
             items = parser.parse_items(line.data.decode("utf-8", "replace").encode("utf-8"))
-        return [item for item in items if not isinstance(item, Delta)]
+        return items
 
-    def _emit(self, line: Line, result: Classification) -> None:
+    def _emit(self, result: Classification, line: Line | None) -> None:
         for sink in self._sinks:
             sink.emit(self.source.name, result)
         with self.counts.lock:
             self.counts.responses += 1
             self.counts.flagged.update(result.kinds)
-        if result.flags and self._recent is not None:
+        if result.flags and self._recent is not None and line is not None:
             evidence = None
             if self._keep_evidence:
                 evidence = next((f.evidence for f in result.findings if f.flagged and f.evidence), None)

@@ -1,0 +1,143 @@
+"""The daemon as a real process: SIGTERM flushes positions, a restart does not recount, bad lines
+never kill it; plus the per-line runner's catch-all (a failing sink costs one line, counted)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from degeneration_exporter.classification.classify import Classifier
+from degeneration_exporter.classification.result import Classification
+from degeneration_exporter.pipeline import SourceRunner
+from degeneration_exporter.sources.base import Line, Position, SourceStats
+
+from tests.daemon_harness import DaemonProcess, total
+from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line
+
+
+def _config(tmp_path: Path, logs: Path, positions: Path, **source: object) -> Path:
+    config = {
+        "sources": [{"name": "gen", "include": [f"{logs}/*.jsonl"], "format": "openai_chat",
+                     "positions_file": str(positions), "sync_interval": "PT1H", "poll_interval": "PT0.1S",
+                     "glob_interval": "PT0.2S", **source}],
+    }
+    path = tmp_path / "config.yaml"
+    path.write_bytes(orjson.dumps(config))  # JSON is YAML
+    return path
+
+
+def test_sigterm_flushes_positions_and_a_restart_does_not_recount(tmp_path: Path) -> None:
+    logs, positions = tmp_path / "logs", tmp_path / "state" / "positions.json"
+    logs.mkdir()
+    log_file = logs / "gen.jsonl"
+    append(log_file, *(chat_line(CLEAN, n=i) for i in range(4)), chat_line(LOOP, "length", n=4))
+    config = _config(tmp_path, logs, positions)
+
+    first = DaemonProcess(["--config", str(config)], tmp_path / "daemon1.log")
+    samples = first.wait_for_total("degeneration_responses_total", 5)
+    assert total(samples, "degeneration_responses_flagged_total", kind="repetition") == 1
+    assert not positions.exists()  # sync_interval is an hour: only the stop can have written it
+    assert first.stop(signal.SIGTERM) == 0
+    saved = orjson.loads(positions.read_bytes())
+    assert [(entry["path"], entry["offset"]) for entry in saved["files"]] == [
+        (str(log_file), log_file.stat().st_size)
+    ]
+
+    append(log_file, chat_line(LEAK, n=5), chat_line(CLEAN, n=6), chat_line(CLEAN, n=7))
+    second = DaemonProcess(["--config", str(config)], tmp_path / "daemon2.log")
+    try:
+        samples = second.wait_for_total("degeneration_responses_total", 3)  # fails on overshoot
+        assert total(samples, "degeneration_lines_read_total") == 3
+        assert total(samples, "degeneration_responses_flagged_total", kind="template_leak") == 1
+        assert total(samples, "degeneration_responses_flagged_total", kind="repetition") == 0
+    finally:
+        assert second.stop(signal.SIGINT) == 0
+    assert orjson.loads(positions.read_bytes())["files"][0]["offset"] == log_file.stat().st_size
+
+
+def test_bad_lines_never_kill_the_daemon(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    config = _config(tmp_path, logs, tmp_path / "positions.json", max_line_bytes=4096)
+    daemon = DaemonProcess(["--config", str(config)], tmp_path / "daemon.log")
+    try:
+        bad_utf8 = chat_line("caf\u00e9 ok", n=1).replace("\u00e9".encode(), b"\xe9")
+        append(
+            logs / "gen.jsonl",
+            b'{"broken\n',  # invalid_json
+            b"[1, 2]\n",  # JSON, but not an object: invalid_json
+            b"\x00\xff\xfe garbage\n",  # encoding, then invalid_json after replacement
+            bad_utf8,  # encoding, then parsed with U+FFFD: still a response
+            orjson.dumps({"object": "chat.completion", "model": "m"}) + b"\n",  # missing_field
+            b'{"pad": "' + b"x" * 10_000 + b'"}\n',  # too_long (max_line_bytes 4096)
+            b"\n",  # blank: nothing
+            chat_line(CLEAN, n=2),
+            chat_line(LOOP, "length", n=3),
+        )
+        samples = daemon.wait_for_total("degeneration_responses_total", 3)
+        rejected = {reason: total(samples, "degeneration_lines_rejected_total", reason=reason)
+                    for reason in ("invalid_json", "encoding", "missing_field", "too_long", "internal")}
+        expected = {"invalid_json": 3, "encoding": 2, "missing_field": 1, "too_long": 1, "internal": 0}
+        assert rejected == expected
+        assert total(samples, "degeneration_responses_flagged_total", kind="ceiling_while_repeating") == 1
+        assert daemon.process.poll() is None
+        assert "gen.jsonl:1: invalid_json" in daemon.log_text()  # logged as path:line
+    finally:
+        assert daemon.stop() == 0
+
+
+# -- the per-line catch-all, in process --------------------------------------------------------------
+
+
+class _ListSource:
+    """A finite in-memory Source (the contract's smallest implementation)."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.name = "mem"
+        self.stats = SourceStats()
+        self.committed: list[Position] = []
+        self._lines = [Line(data, "mem.jsonl", i + 1, Position("k", i + 1)) for i, data in enumerate(lines)]
+
+    def lines(self) -> Iterator[Line]:
+        yield from self._lines
+
+    def commit(self, position: Position) -> None:
+        self.committed.append(position)
+
+    def close(self) -> None:
+        pass
+
+
+class _FailingOnLoopSink:
+    """A sink with a bug: it raises on responses flagged as repetition."""
+
+    def __init__(self) -> None:
+        self.seen: list[Classification] = []
+        self.lock = threading.Lock()
+
+    def emit(self, source: str, result: Classification) -> None:
+        if "repetition" in result.kinds:
+            raise RuntimeError("sink bug")
+        self.seen.append(result)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_failing_sink_costs_one_line_counted_internal_and_the_line_is_committed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = _ListSource([chat_line(CLEAN, n=0).rstrip(), chat_line(LOOP, n=1).rstrip(),
+                          chat_line(LEAK, n=2).rstrip()])
+    sink = _FailingOnLoopSink()
+    runner = SourceRunner(source, "openai_chat", Classifier(), [sink])
+    for line in source.lines():
+        runner.handle(line)
+    assert source.stats.rejected == {"internal": 1}
+    assert [p.offset for p in source.committed] == [1, 2, 3]
+    assert [r.kinds for r in sink.seen] == [[], ["template_leak"]]
+    assert "mem.jsonl:2: internal" in caplog.text
