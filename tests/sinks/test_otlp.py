@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from datetime import timedelta
 from http.server import ThreadingHTTPServer
@@ -169,6 +170,7 @@ def test_rollout_gauges_and_self_metrics_are_read_at_export_time(receiver: OtlpR
         stats.rejected["too_long"] += 1
         stats.lag_bytes = 512
     assert sink.flush()
+    assert (sink.exports.succeeded, sink.exports.failed) == (1, 0)
     receiver.wait_for_export()
     run = {"degeneration.source": "rl", "degeneration.run": "grpo"}
     assert _one(receiver, "degeneration.rollout.step", **run).value == 1
@@ -200,3 +202,17 @@ def test_endpoint_path_is_appended_once() -> None:
     assert OtlpSinkConfig(endpoint="http://c:4318/v1/metrics").metrics_endpoint() == "http://c:4318/v1/metrics"
     assert OtlpSinkConfig().metrics_endpoint() is None
     assert OtlpSinkConfig().enabled is False
+
+
+def test_an_unreachable_collector_is_never_fatal() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = OtlpSinkConfig(enabled=True, endpoint=f"http://127.0.0.1:{port}",
+                            interval=timedelta(hours=1), timeout=timedelta(milliseconds=300))
+    sink = OtlpSink(config)
+    sink.emit("a", looping())
+    assert sink.flush(timeout=timedelta(seconds=2)) is False
+    assert sink.exports.failed >= 1 and sink.exports.succeeded == 0
+    sink.close()
+    sink.close()  # idempotent

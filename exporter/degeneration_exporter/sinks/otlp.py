@@ -14,7 +14,8 @@ rollout gauges, source self-metrics and label overflows. All come from the same 
 Prometheus sink uses, so both paths count the same things. Histograms use
 base-2 exponential aggregation by default (Prometheus ingests them as native histograms), or the
 catalog's explicit buckets. OpenTelemetry is the optional extra `otlp` and is imported only when
-an `OtlpSink` is built; export failures are logged and retried by the SDK's exporter, never fatal.
+an `OtlpSink` is built; export failures are logged and retried by the SDK's exporter, counted in
+`OtlpSink.exports`, and never fatal.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -38,8 +39,9 @@ from .measurements import Measurer
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Histogram, Observation
     from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricExporter, MetricsData
 
-__all__ = ["INSTALL_HINT", "SERVICE_NAME", "OtlpSink", "OtlpSinkConfig"]
+__all__ = ["INSTALL_HINT", "SERVICE_NAME", "ExportOutcomes", "OtlpSink", "OtlpSinkConfig"]
 
 SERVICE_NAME = "degeneration-exporter"
 INSTALL_HINT = (
@@ -100,6 +102,45 @@ def attributes_of(metric: str, labels: tuple[str, ...]) -> dict[str, str]:
     return {attribute: labels[index] for index, attribute in _PLANS[metric]}
 
 
+class ExportOutcomes:
+    """Counts of OTLP exports by outcome; a failed export is logged by the SDK and counted here."""
+
+    def __init__(self) -> None:
+        self.succeeded = 0
+        self.failed = 0
+        self.last_succeeded: bool | None = None
+
+    def record(self, ok: bool) -> None:
+        self.last_succeeded = ok
+        if ok:
+            self.succeeded += 1
+        else:
+            self.failed += 1
+
+
+def _counting_exporter(inner: MetricExporter, outcomes: ExportOutcomes) -> MetricExporter:
+    """Wrap `inner` so every export's outcome lands in `outcomes` (SinkError semantics: counted)."""
+    from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
+
+    class CountingExporter(MetricExporter):
+        def __init__(self) -> None:
+            super().__init__(inner._preferred_temporality, inner._preferred_aggregation)
+
+        def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000,
+                   **kwargs: Any) -> MetricExportResult:
+            result = inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
+            outcomes.record(result is MetricExportResult.SUCCESS)
+            return result
+
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return inner.force_flush(timeout_millis)
+
+        def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+            inner.shutdown(timeout_millis=timeout_millis, **kwargs)
+
+    return CountingExporter()
+
+
 class OtlpSink:
     """Feeds the catalog's instruments to an OTel `MeterProvider` that pushes OTLP/HTTP periodically."""
 
@@ -153,7 +194,10 @@ class OtlpSink:
             preferred_aggregation=preferred,
         )
         interval = self.config.interval.total_seconds() * 1000 if self.config.interval is not None else None
-        reader = PeriodicExportingMetricReader(exporter, export_interval_millis=interval)
+        self.exports = ExportOutcomes()
+        reader = PeriodicExportingMetricReader(
+            _counting_exporter(exporter, self.exports), export_interval_millis=interval
+        )
         self._provider: MeterProvider = MeterProvider(
             metric_readers=[reader], resource=resource, views=views
         )
@@ -225,9 +269,10 @@ class OtlpSink:
         self._measurer.register_source_stats(name, stats)
 
     def flush(self, timeout: timedelta = timedelta(seconds=30)) -> bool:
-        """Complete open rollout steps and export now; True when the export succeeded in time."""
+        """Complete open rollout steps and export now; True when that export succeeded in time."""
         self._measurer.steps.flush()
-        return self._provider.force_flush(timeout_millis=timeout.total_seconds() * 1000)
+        done = self._provider.force_flush(timeout_millis=timeout.total_seconds() * 1000)
+        return done and self.exports.last_succeeded is True
 
     def close(self) -> None:
         """Complete open rollout steps, export a last time and stop the export thread; idempotent."""
