@@ -63,12 +63,14 @@ def _read_jsonl(path: Path) -> Iterable[dict[str, Any]]:
 
 
 def load_labels(folder: Path) -> dict[str, Label]:
-    return {r["id"]: Label(r["label"], r["onset"], r.get("note", "")) for r in _read_jsonl(folder / "labels.jsonl")}
+    rows = _read_jsonl(folder / "labels.jsonl")
+    return {r["id"]: Label(r["label"], r["onset"], r.get("note", "")) for r in rows}
 
 
 def load_gpt2(shared: Path) -> tuple[list[Sample], dict[str, Label]]:
     folder = shared / "data" / "gpt2-large-webtext-dev"
-    samples = [Sample(r["id"], m, r["text"]) for m in GPT2_METHODS for r in _read_jsonl(folder / f"{m}.jsonl.gz")]
+    samples = [Sample(r["id"], m, r["text"])
+               for m in GPT2_METHODS for r in _read_jsonl(folder / f"{m}.jsonl.gz")]
     return samples, load_labels(folder)
 
 
@@ -159,7 +161,8 @@ def report(name: str, samples: Sequence[Sample], labels: Mapping[str, Label],
     for row, s in scores.items():
         onset = f"{s.onset_accuracy:.3f}" if s.onset_accuracy is not None else "-"
         rates = " | ".join(_fmt_rate(s.flag_rate.get(g, (0, 0))) for g in groups)
-        print(f"| {row} | {s.recall:.3f} ({s.tp}/{s.tp + s.fn}) | {s.precision:.3f} ({s.fp} FP) | {onset} | {rates} |")
+        recall = f"{s.recall:.3f} ({s.tp}/{s.tp + s.fn})"
+        print(f"| {row} | {recall} | {s.precision:.3f} ({s.fp} FP) | {onset} | {rates} |")
     if not quiet:
         default = scores["default"]
         for sid in default.misses:

@@ -5,8 +5,9 @@ module decides *what* repeats in one window, so the rules can be read and tested
 
 How it works, in four passes over the window's units:
 1. Units: each URL (one word, as a reader sees it), each CJK/kana/hangul character, each run of
-   letters/digits, each run of one repeated punctuation mark, each run of underscores. Units are case-folded and every digit run is folded to
-   `0`, so rows that differ only in a counter compare equal (`1. X`, `2. X`).
+   letters/digits, each run of one repeated punctuation mark, each run of underscores. Units are
+   case-folded and every digit run is folded to `0`, so rows that differ only in a counter compare
+   equal (`1. X`, `2. X`). A unit that only ever holds punctuation is not a word.
 2. For each position, the distance `d` to the previous occurrence of the k-gram of units starting
    there (a dict of last-seen positions), kept when `d <= max_period_units`.
 3. A local period is carried from the last k-gram repeat; a unit *matches* when it equals the unit one
@@ -144,6 +145,15 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
     mean_p = sum(matched) / len(matched)
     anchor = next((i for i in range(a, b) if dist[i] == p), a)
     first = max(0, anchor - p)
+    back = 0   # the k-gram may first repeat a few units into the copy (a unit that repeats inside)
+    while back < p - 1 and first > 0 and u.ids[first - 1] == u.ids[first - 1 + p]:
+        first -= 1
+        back += 1
+    # A copy is a rotation of the unit: start it at a word, not at the previous sentence's full stop.
+    shift = 0
+    while shift < p - 1 and first + shift < anchor and not u.content[first + shift]:
+        shift += 1
+    first += shift
     words = variation = counters = 0
     for i in range(a, b):
         if not u.content[i]:
@@ -159,7 +169,9 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
     unit_end = min(len(u.ids), first + p)
     letters = sum(len(u.raw[i]) for i in range(first, unit_end)
                   if u.content[i] and not u.raw[i][0].isdecimal())
-    period_words = sum(1 for i in range(first, unit_end) if u.content[i])
+    # Words as a reader counts them: `snake_case_name` is one word, not four.
+    period_words = sum(1 for i in range(first, unit_end) if u.content[i]
+                       and not (i > 0 and u.raw[i - 1][0] == "_" and u.ends[i - 1] == u.starts[i]))
     next_copy = u.starts[first + p] if first + p < len(u.starts) else text_len
     return TandemCandidate(
         onset=u.starts[first],

@@ -31,6 +31,7 @@ __all__ = ["DETECTOR", "TandemRepeat", "TandemRepeatParams", "detect_tandem_repe
 
 DETECTOR = "tandem_repeat"
 _ENCODE_ERRORS = "surrogatepass"
+_FENCE = "\n```"   # a markdown code fence opens or closes a line
 
 
 class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
@@ -55,6 +56,13 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
                             "equal the unit one period back.")
     min_exact_fill: float = Field(0.7, ge=0.0, le=1.0, description="Fraction of units in the region "
                                   "whose whole k-gram occurred within one period before.")
+    code_max_slot_variation: float = Field(0.05, ge=0.0, le=1.0, description="Largest slot variation "
+                                           "inside a fenced code block: code repeats its structure with "
+                                           "new names legitimately, a code loop repeats it exactly.")
+    min_copies_loose: float = Field(6.0, gt=1.0, description="Copies a back-to-back repeat needs when its "
+                                    "exact fill is below `min_exact_fill` (a slot changes in every copy).")
+    min_exact_fill_loose: float = Field(0.5, ge=0.0, le=1.0, description="Exact fill such a repeat "
+                                        "still needs.")
     min_unit_letters: int = Field(2, ge=0, description="Letters (not digits or symbols) one copy must "
                                   "hold, so tables and arithmetic rows are never loops.")
     kgram_units: int = Field(4, ge=1, description="Units per k-gram when finding candidate periods.")
@@ -74,7 +82,7 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         return self
 
 
-def _qualifies(c: TandemCandidate, params: TandemRepeatParams, text_ends_here: bool) -> bool:
+def _qualifies(c: TandemCandidate, params: TandemRepeatParams, text_ends_here: bool, in_code: bool) -> bool:
     back_to_back = c.copies >= params.min_copies and c.repeated_words >= params.min_repeated_words
     cut_off = (text_ends_here and c.reaches_end and c.period_words >= params.min_tail_period_words
                and c.repeated_words >= max(params.min_tail_words,
@@ -83,15 +91,27 @@ def _qualifies(c: TandemCandidate, params: TandemRepeatParams, text_ends_here: b
         return False
     allowed = (params.max_slot_variation if c.period_words >= params.short_unit_words
                else params.max_slot_variation_short)
-    return (c.slot_variation <= allowed and c.fill >= params.min_fill
-            and c.exact_fill >= params.min_exact_fill and c.unit_letters >= params.min_unit_letters)
+    if in_code:
+        allowed = min(allowed, params.code_max_slot_variation)
+    if not (c.slot_variation <= allowed and c.fill >= params.min_fill
+            and c.unit_letters >= params.min_unit_letters):
+        return False
+    # A slot that changes in every copy breaks every k-gram across it; many copies make up for it.
+    return c.exact_fill >= params.min_exact_fill or (
+        c.copies >= params.min_copies_loose and c.exact_fill >= params.min_exact_fill_loose)
 
 
-def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool) -> TandemCandidate | None:
+def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
+              fences_before: int) -> TandemCandidate | None:
+    """The earliest qualifying repeat; `fences_before` counts code fences before the window."""
     best: TandemCandidate | None = None
     for c in scan_tandem_repeats(window, kgram=params.kgram_units, max_period_units=params.max_period_units,
                                  max_gap_units=params.max_gap_units, hold_units=params.hold_units):
-        if _qualifies(c, params, text_ends_here) and (best is None or c.onset < best.onset):
+        if best is not None and c.onset >= best.onset:
+            continue
+        # Fences starting before the onset: a 4-char pattern cannot start in the last 3 chars kept.
+        in_code = (fences_before + window[:c.onset + len(_FENCE) - 1].count(_FENCE)) % 2 == 1
+        if _qualifies(c, params, text_ends_here, in_code):
             best = c
     return best
 
@@ -145,6 +165,8 @@ class TandemRepeat:
         self._final: Finding | None = None
         self._analysed = 0
         self._channel: Channel = "content"
+        self._fences_before_base = 0   # code fences starting before self._base
+        self._leading_fence: bool | None = None
 
     def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
         """Take one delta; return the finding the first time a full block shows a loop."""
@@ -173,7 +195,7 @@ class TandemRepeat:
             self._absorb()
             start = max(0, self._done - self._params.history_chars)
             window = self._buf[start - self._base:]
-            found = _earliest(window, self._params, text_ends_here=True)
+            found = _earliest(window, self._params, text_ends_here=True, fences_before=self._fences_to(start))
             self._analysed += 1
             if found is None:
                 self._final = _clean(self._channel, self._base + len(self._buf), self._analysed)
@@ -199,13 +221,22 @@ class TandemRepeat:
         start = max(0, lo - params.history_chars)
         window = self._buf[start - self._base:hi - self._base]
         self._analysed += 1
-        found = _earliest(window, params, text_ends_here=False)
+        found = _earliest(window, params, text_ends_here=False, fences_before=self._fences_to(start))
         if found is not None:
             self._hit = _finding(found, window, start, self._channel)
+
+    def _fences_to(self, start: int) -> int:
+        """Code fences starting before absolute offset `start` (a text may open with a bare fence)."""
+        if self._leading_fence is None:
+            self._leading_fence = self._buf.startswith(_FENCE[1:])
+        cut = start - self._base + len(_FENCE) - 1
+        return self._leading_fence + self._fences_before_base + self._buf[:cut].count(_FENCE)
 
     def _trim(self) -> None:
         keep_from = max(0, self._done - self._params.history_chars)
         if keep_from - self._base >= self._params.history_chars + self._params.block_chars:
+            self._fences_to(0)   # settle the leading fence while the text's start is still here
+            self._fences_before_base += self._buf[:keep_from - self._base + len(_FENCE) - 1].count(_FENCE)
             self._buf = self._buf[keep_from - self._base:]
             self._base = keep_from
 

@@ -1,0 +1,282 @@
+"""`tandem_repeat`: each loop kind the published detectors miss, legitimate structure, properties, and
+the calibration goals on the hand-labelled sets (docs/detectors.md)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from degeneration_exporter.detectors import DETECTORS
+from degeneration_exporter.detectors.base import DetectorInput, Finding
+from degeneration_exporter.detectors.tandem_repeat import (
+    TandemRepeat,
+    TandemRepeatParams,
+    detect_tandem_repeat,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SHARED
+
+DEFAULT = TandemRepeatParams()
+# Tiny blocks put every text through the screened long-text path (blocks, history, zlib screen).
+SMALL_BLOCKS = TandemRepeatParams(block_chars=256, history_chars=512)
+_SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "sa", "vo", "pel", "dri", "no", "qua", "zet", "bor", "fin",
+              "gal", "hum", "jos", "wex", "yil", "cor"]
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
+def _prose(sentences: int, seed: int) -> str:
+    """Varied sentences of made-up words: no phrase recurs, like clean prose."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(sentences):
+        words = [_word(rng) for _ in range(rng.randint(8, 16))]
+        out.append(" ".join(words).capitalize() + ".")
+    return " ".join(out)
+
+
+def _detect(text: str, params: TandemRepeatParams = DEFAULT) -> Finding:
+    return detect_tandem_repeat(DetectorInput(text), params)
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in pairwise(points)] or [""]
+
+
+def _stream(text: str, cuts: list[int], params: TandemRepeatParams) -> tuple[list[Finding], Finding]:
+    live = TandemRepeat(params)
+    fired = [f for f in (live.feed(c) for c in _split(text, cuts)) if f is not None]
+    return fired, live.finish()
+
+
+# --- loop kinds the published detectors miss (detectors.md §5.2) ---------------------------------
+
+BLOCK = ("The committee reviewed the annual budget and found that spending on roads rose sharply. "
+         "Members asked the treasurer to explain the increase before the next public meeting. ")
+
+
+def test_flags_block_repeated_and_cut_off_in_its_second_copy() -> None:
+    intro = _prose(4, seed=1) + " "
+    text = intro + BLOCK + BLOCK[: len(BLOCK) * 2 // 3]
+    f = _detect(text)
+    assert f.flagged
+    assert f.onset == len(intro)
+    assert f.details["reaches_end"] is True
+
+
+def test_flags_rows_repeated_with_a_counter() -> None:
+    text = "Here is the list:\n" + "".join(f"{i}. Buy a gift wrap for the party\n" for i in range(1, 9))
+    f = _detect(text)
+    assert f.flagged
+    assert text[f.onset:].startswith("1. Buy")
+    assert f.details["counter_fraction"] > 0
+
+
+@pytest.mark.parametrize("cycle", [
+    ["The river rose overnight.", "Farmers moved their cattle to the hills."],
+    ["The river rose overnight.", "Farmers moved their cattle to the hills.", "Schools stayed closed."],
+], ids=["two_sentences", "three_sentences"])
+def test_flags_cycles_of_alternating_sentences(cycle: list[str]) -> None:
+    intro = _prose(3, seed=2) + " "
+    text = intro + " ".join(cycle * 4)
+    f = _detect(text)
+    assert f.flagged
+    assert abs(f.onset - len(intro)) <= 1
+    assert f.period is not None and abs(f.period - len(" ".join(cycle)) - 1) <= 2
+
+
+def test_flags_a_late_loop_in_a_long_reply_the_global_ratio_would_dilute() -> None:
+    intro = _prose(400, seed=3) + " "
+    loop = "She had been watching them for twelve years. " * 40
+    text = intro + loop
+    assert len(intro) > 3 * len(loop)
+    f = _detect(text)
+    assert f.flagged
+    assert abs(f.onset - len(intro)) <= 0.02 * len(text)
+
+
+def test_flags_a_chinese_loop_without_spaces() -> None:
+    text = "春天来了，花开了。" + "猫猫的福制是一种猫猫的福制，" * 12
+    f = _detect(text)
+    assert f.flagged
+    assert f.onset is not None and f.onset <= len("春天来了，花开了。")
+
+
+def test_a_changed_name_slot_still_counts_as_a_copy() -> None:
+    names = ["Alice", "Bruno", "Chen", "Dara", "Emeka"]
+    text = " ".join(f"{n} has been the best running back in the league since the first week of the season."
+                    for n in names)
+    assert _detect(text).flagged
+
+
+# --- legitimate structure stays clean ------------------------------------------------------------
+
+def test_a_numbered_list_of_distinct_items_is_clean() -> None:
+    rng = random.Random(4)
+    text = "\n".join(f"{i}. {_word(rng).capitalize()} {_word(rng)} {_word(rng)}" for i in range(1, 41))
+    assert not _detect(text).flagged
+
+
+CODE = '''class Point:
+    def __init__(self, x: float, y: float, z: float) -> None:
+        self.x = x
+        self.y = y
+        self.z = z
+        self.norm = None
+        self.label = None
+
+    def scale(self, k: float) -> "Point":
+        return Point(self.x * k, self.y * k, self.z * k)
+
+    def shift(self, d: float) -> "Point":
+        return Point(self.x + d, self.y + d, self.z + d)
+
+    def dot(self, other: "Point") -> float:
+        return self.x * other.x + self.y * other.y + self.z * other.z
+'''
+
+
+def test_code_with_repeated_structure_is_clean() -> None:
+    assert not _detect(CODE).flagged
+
+
+def test_a_table_of_numbers_is_clean() -> None:
+    rng = random.Random(5)
+    rows = [f"| {2000 + i} | {rng.randint(10, 999)} | {rng.randint(10, 999)} | {rng.random():.3f} |"
+            for i in range(30)]
+    text = "| year | sold | returned | ratio |\n|---|---|---|---|\n" + "\n".join(rows)
+    assert not _detect(text).flagged
+
+
+def test_a_times_table_is_clean() -> None:
+    text = "\n".join(f"7 x {i} = {7 * i}" for i in range(1, 21))
+    assert not _detect(text).flagged
+
+
+def test_a_short_requested_repetition_is_clean_but_a_long_one_is_flagged() -> None:
+    # Decision (docs/detectors/tandem_repeat.md): the text alone cannot tell a request from a loop, so
+    # repetition below `min_repeated_words` of repeated material is let through, and above it flagged.
+    assert not _detect("Sure! Hello world! Hello world! Hello world!").flagged
+    assert _detect("Sure! " + "I will always tell the truth to my friends. " * 3).flagged
+
+
+def test_a_quote_used_twice_with_text_between_is_clean() -> None:
+    quote = "We will rebuild the bridge before winter comes, the mayor said on Monday. "
+    text = _prose(3, seed=6) + " " + quote + _prose(4, seed=7) + " " + quote + _prose(3, seed=8)
+    assert not _detect(text).flagged
+
+
+def test_clean_prose_is_clean_on_both_paths() -> None:
+    text = _prose(300, seed=9)
+    assert not _detect(text).flagged
+    assert not _detect(text, SMALL_BLOCKS).flagged
+
+
+# --- finding shape, registry, streaming ----------------------------------------------------------
+
+def test_finding_reports_onset_period_unit_copies_and_coverage() -> None:
+    intro = "Intro words here. "
+    text = intro + "The bell rang at noon and the town square slowly filled with people. " * 5
+    f = _detect(text)
+    assert f.flagged and f.detector == "tandem_repeat" and f.kind == "repetition"
+    assert f.onset == len(intro)
+    assert f.period == len("The bell rang at noon and the town square slowly filled with people. ")
+    assert f.unit is not None and f.unit.startswith("The bell rang")
+    assert f.score is not None and f.score >= 4.5
+    assert f.covered_chars is not None and 0.9 < f.details["coverage"] <= 1.0
+
+
+def test_registry_entry_runs_the_batch_function() -> None:
+    spec = DETECTORS["tandem_repeat"]
+    assert spec.kind == "repetition" and spec.incremental is TandemRepeat
+    assert spec.detect(DetectorInput(BLOCK * 3), spec.params_model()).flagged
+
+
+def test_stream_fires_once_on_the_block_that_shows_the_loop_and_finish_agrees() -> None:
+    text = _prose(60, seed=10) + " " + "Tl, " * 2000
+    fired, final = _stream(text, list(range(0, len(text), 7)), DEFAULT)
+    assert len(fired) == 1
+    assert final == _detect(text)
+    assert final.flagged
+
+
+def test_stream_memory_is_bounded_by_a_window() -> None:
+    live = TandemRepeat(DEFAULT)
+    chunk = _prose(40, seed=11) + " "
+    for i in range(60):
+        live.feed(_prose(40, seed=100 + i) + " ")
+        assert len(live._buf) <= 2 * (DEFAULT.history_chars + DEFAULT.block_chars) + len(chunk) * 2
+    assert not live.finish().flagged
+
+
+def test_rejects_short_variation_looser_than_the_long_one() -> None:
+    with pytest.raises(ValueError, match="max_slot_variation_short"):
+        TandemRepeatParams(max_slot_variation=0.1, max_slot_variation_short=0.2)
+
+
+_PIECES = ["alpha", "beta", "gamma", "1.", "2.", "猫", "的", "\n", ",", "delta epsilon", "```"]
+_LOOPY = st.lists(st.sampled_from(_PIECES), max_size=400).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.one_of(_LOOPY, st.text(max_size=1500)), cuts=st.lists(st.integers(0, 3000), max_size=12),
+       small=st.booleans())
+def test_incremental_finish_equals_batch_for_any_chunking(text: str, cuts: list[int], small: bool) -> None:
+    params = SMALL_BLOCKS if small else DEFAULT
+    _, final = _stream(text, cuts, params)
+    assert final == _detect(text, params)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(alphabet=st.characters(codec=None, categories=None), max_size=800))
+def test_never_raises_on_arbitrary_unicode_including_lone_surrogates(text: str) -> None:
+    for params in (DEFAULT, SMALL_BLOCKS):
+        f = _detect(text + "\ud800" + text, params)
+        assert isinstance(f.flagged, bool)
+
+
+# --- calibration goals on the hand-labelled sets (docs/detectors.md) -----------------------------
+
+def _jsonl(path: Path) -> Iterator[dict[str, object]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        yield from (json.loads(line) for line in fh if line.strip())
+
+
+def _labelled(folder: Path, files: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    texts = {str(r["id"]): str(r["text"]) for name in files for r in _jsonl(folder / name)}
+    labels = {str(r["id"]): str(r["label"]) for r in _jsonl(folder / "labels.jsonl")}
+    return texts, labels
+
+
+@pytest.mark.parametrize(("folder", "files"), [
+    ("gpt2-large-webtext-dev", [f"{m}.jsonl.gz" for m in
+                                ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", "human")]),
+    ("smollm2-long-dev", ["outputs.jsonl.gz"]),
+])
+def test_meets_the_calibration_goals_on_the_labelled_set(folder: str, files: list[str]) -> None:
+    if not SHARED.is_dir():
+        pytest.fail(f"shared material not found at {SHARED} (set DEGENERATION_SHARED)")
+    texts, labels = _labelled(SHARED / "data" / folder, files)
+    tp = fp = fn = 0
+    for sid, label in labels.items():
+        if label == "borderline":
+            continue
+        flagged = _detect(texts[sid]).flagged
+        tp += label == "loop" and flagged
+        fn += label == "loop" and not flagged
+        fp += label == "clean" and flagged
+    assert tp / (tp + fn) >= 0.97, (tp, fn)
+    assert tp / (tp + fp) >= 0.99, (tp, fp)
+    human_clean = [sid for sid, label in labels.items() if sid.startswith("human") and label == "clean"]
+    assert not [sid for sid in human_clean if _detect(texts[sid]).flagged]
