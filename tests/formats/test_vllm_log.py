@@ -8,6 +8,8 @@ from degeneration_exporter.errors import MissingField
 from degeneration_exporter.formats import detect_format
 from degeneration_exporter.formats.lines import LineParser, decode_line
 from degeneration_exporter.record import Delta, FinishReason, Record
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 HEADER = "(APIServer pid=1) INFO 11-07 04:35:31 [logger.py:71] "
 
@@ -64,3 +66,18 @@ def test_a_generated_line_without_finish_reason_is_a_missing_field() -> None:
     with pytest.raises(MissingField) as caught:
         parse(f"{HEADER}Generated response r-6: output: 'cut off'")
     assert caught.value.path == "output"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(), with_ids=st.booleans())
+def test_any_text_survives_the_repr_round_trip(text: str, with_ids: bool) -> None:
+    ids = ", output_token_ids: [1, 2]" if with_ids else ""
+    [record] = parse(f"{HEADER}Generated response r-7: output: {text!r}{ids}, finish_reason: length")
+    assert isinstance(record, Record) and record.text == text
+    assert record.output_tokens == (2 if with_ids else None)
+
+
+def test_text_that_quotes_the_line_syntax_is_not_confused_with_it() -> None:
+    text = "x', output_token_ids: [9], finish_reason: stop"
+    [record] = parse(f"{HEADER}Generated response r-8: output: {text!r}, finish_reason: length")
+    assert isinstance(record, Record) and record.text == text and record.finish_reason is FinishReason.LENGTH
