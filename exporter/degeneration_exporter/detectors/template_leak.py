@@ -172,7 +172,7 @@ class TemplateLeak:
         region = self._seen  # occurrences counted now end after this absolute offset
         self._seen += len(delta)
         keep = scanner.carry_chars
-        self._carry = buffer[len(buffer) - keep :] if keep else ""
+        self._carry = buffer[max(0, len(buffer) - keep) :] if keep else ""
         if not scanner.has_any(buffer):
             return None
         self._count(buffer, base, region)

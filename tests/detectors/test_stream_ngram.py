@@ -1,0 +1,236 @@
+"""stream_ngram: parity with the naive published algorithm, the §4.6 facts, Finding adaptation, canary."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from degeneration_exporter.detectors._osaurus import OsaurusStream
+from degeneration_exporter.detectors._run_tracker import RunProfile
+from degeneration_exporter.detectors._word_tail import WordTail
+from degeneration_exporter.detectors.base import DetectorInput
+from degeneration_exporter.detectors.char_run import PROFILES as RUN_PROFILES
+from degeneration_exporter.detectors.stream_ngram import (
+    PROFILES,
+    StreamNgram,
+    StreamNgramParams,
+    canary_verdict,
+    detect_stream_ngram,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from tests.detectors.chunkings import chunkings
+from tests.detectors.osaurus_reference import ReferenceOsaurus
+
+HARDENED = StreamNgramParams()
+V1 = StreamNgramParams(profile="stream_v1")
+
+# Small vocabularies make loops, prefixes ("ide" / "idea") and partial words likely; "\x1c" is
+# whitespace to Python's str.split but not to Swift, so it must stay inside words. Words longer than
+# the tail exercise the trim that keeps a suffix without whitespace (a word cut short).
+WORDS = st.sampled_from(["a", "b", "ab", "ide", "idea", "ideas", "x\x1cy", "é", "!!", "x" * 8, "x" * 30])
+SEPARATORS = st.sampled_from([" ", " ", " ", "  ", "\n", "\u3000", "\t "])
+
+
+@st.composite
+def word_streams(draw: st.DrawFn, max_words: int = 120) -> str:
+    """Prose-like text: sometimes a unit repeated back to back, sometimes noise."""
+    pieces: list[str] = []
+    for _ in range(draw(st.integers(1, 6))):
+        unit = draw(st.lists(WORDS, min_size=1, max_size=4))
+        copies = draw(st.integers(1, 10))
+        pieces.extend(unit * copies)
+    pieces = pieces[:max_words]
+    seps = draw(st.lists(SEPARATORS, min_size=len(pieces), max_size=len(pieces)))
+    text = "".join(w + s for w, s in zip(pieces, seps, strict=True))
+    return text[: len(text) - draw(st.integers(0, 3))]
+
+
+
+def _compare(text_deltas: list[str], min_n: int, max_n: int, repeats: int, tail: int | None,
+             runs: RunProfile | None = None) -> None:
+    ours = OsaurusStream("stream_ngram", "test", runs, WordTail(min_n, max_n, repeats, tail))
+    ref_runs = None
+    if runs is not None:
+        ref_runs = (runs.alnum_threshold, runs.other_threshold, runs.whitespace_counts, runs.growth_gate,
+                    runs.names_deltas)
+    reference = ReferenceOsaurus(min_n, max_n, repeats, tail, ref_runs)
+    for delta in text_deltas:
+        found = ours.feed(delta)
+        hit = reference.observe(delta)
+        assert (found is None) == (hit is None), (delta, found, hit)
+        if found is not None and hit is not None:
+            assert found.evidence == hit.evidence
+            assert found.onset == hit.start
+            break
+        if runs is None:
+            assert ours.tail_chars == len(reference.tail)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), sizes=st.sampled_from([(1, 3, 2), (2, 4, 3), (1, 2, 4), (3, 5, 2)]),
+       tail=st.sampled_from([None, 8, 17, 40, 120]))
+def test_incremental_equals_published_algorithm_for_any_chunking(
+        data: st.DataObject, sizes: tuple[int, int, int], tail: int | None) -> None:
+    text = data.draw(word_streams())
+    _compare(data.draw(chunkings(text)), *sizes, tail)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), profile=st.sampled_from(["stream_hardened", "stream_v1"]),
+       gate=st.integers(1, 3), threshold=st.integers(2, 6))
+def test_combined_runs_then_ngrams_equals_published_algorithm(
+        data: st.DataObject, profile: str, gate: int, threshold: int) -> None:
+    text = data.draw(word_streams()) + data.draw(st.sampled_from(["", "!!!!!!!!", "aaaaaaa", "é" * 9]))
+    base = RUN_PROFILES[profile]
+    runs = RunProfile(threshold, threshold + 2, base.whitespace_counts, gate, base.names_deltas, False)
+    _compare(data.draw(chunkings(text)), 2, 4, 3, 40, runs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_published_profiles_match_reference_with_the_real_tail(data: st.DataObject) -> None:
+    unit = data.draw(st.lists(st.sampled_from(["idea", "loop", "w" * 30, "x"]), min_size=1, max_size=12))
+    words = data.draw(st.integers(0, 600))
+    filler = " ".join(hashlib.sha256(str(i).encode()).hexdigest()[:8] for i in range(words))
+    text = filler + " " + " ".join(unit * data.draw(st.integers(6, 14))) + " end"
+    for name in ("stream_hardened", "stream_v1"):
+        rule = PROFILES[name]
+        _compare(data.draw(chunkings(text)), rule.min_n, rule.max_n, rule.repeats, rule.tail_chars)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=()), max_size=300), data=st.data())
+def test_never_raises_on_arbitrary_unicode_including_lone_surrogates(text: str, data: st.DataObject) -> None:
+    for params in (HARDENED, V1, StreamNgramParams(profile="gauntlet", char_runs=True)):
+        detector = StreamNgram(params)
+        for delta in data.draw(chunkings(text)):
+            detector.feed(delta, data.draw(st.sampled_from(["content", "reasoning"])))
+        assert detector.finish().detector == "stream_ngram"
+        detect_stream_ngram(DetectorInput(text=text, reasoning=text[::-1]), params)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=word_streams(400))
+def test_batch_equals_one_delta_incremental_and_gauntlet_is_the_whole_text(text: str) -> None:
+    for params in (HARDENED, V1, StreamNgramParams(profile="gauntlet")):
+        incremental = StreamNgram(params)
+        incremental.feed(text)
+        assert detect_stream_ngram(DetectorInput(text=text), params) == incremental.finish()
+    gauntlet = ReferenceOsaurus(2, 12, 8, None)
+    hit = gauntlet.observe(text)
+    finding = detect_stream_ngram(DetectorInput(text=text), StreamNgramParams(profile="gauntlet"))
+    assert finding.flagged == (hit is not None)
+    assert finding.evidence == (hit.evidence if hit is not None else None)
+
+
+def _feed_all(params: StreamNgramParams, deltas: list[str]) -> list[tuple[int, str | None]]:
+    detector = StreamNgram(params)
+    return [(i, f.evidence) for i, d in enumerate(deltas) if (f := detector.feed(d)) is not None]
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def test_fires_on_embedded_loop_thirteen_times_in_prose() -> None:
+    prose = "Here is some ordinary prose about the weather and the sea. "
+    loop = "we keep going around in circles " * 13
+    fired = _feed_all(HARDENED, _chunks(prose + loop + "and then it ends.", 5))
+    assert len(fired) == 1
+    assert fired[0][1] == '6-token n-gram "we keep going around in circles" repeated 12x consecutively'
+
+
+def test_fires_on_seven_word_phrase_twelve_times_and_not_eleven() -> None:
+    phrase = "one two three four five six seven "
+    assert _feed_all(HARDENED, [phrase * 12])[0][1] == (
+        '7-token n-gram "one two three four five six seven" repeated 12x consecutively')
+    assert _feed_all(HARDENED, [phrase * 11]) == []
+
+
+def test_clean_inputs_do_not_fire() -> None:
+    for text in ("", "ok", "one two three four", "The quick brown fox jumps over the lazy dog. " * 3):
+        assert _feed_all(HARDENED, _chunks(text, 4) or [""]) == []
+        assert not detect_stream_ngram(DetectorInput(text=text), HARDENED).flagged
+
+
+def test_loop_after_4096_unique_word_deltas_still_fires_and_tail_stays_bounded() -> None:
+    detector = StreamNgram(HARDENED)
+    for i in range(4096):
+        assert detector.feed(hashlib.sha256(str(i).encode()).hexdigest()[:12] + " ") is None
+        assert detector.tail_chars <= 4096
+    fired = [f for _ in range(40) if (f := detector.feed("stuck ")) is not None]
+    assert len(fired) == 1 and fired[0].details["n"] == 3
+
+
+def test_tail_and_word_list_stay_bounded_over_a_megabyte_of_clean_text() -> None:
+    detector = StreamNgram(HARDENED)
+    tail = detector._tail
+    assert tail is not None
+    for i in range(70_000):
+        detector.feed(f"w{i} ")
+    assert detector.tail_chars <= 4096
+    assert len(tail._words) <= 4096 + 2048  # compaction keeps the word list bounded too
+
+
+def test_latches_after_the_first_trigger() -> None:
+    detector = StreamNgram(HARDENED)
+    results = [detector.feed("idea ") for _ in range(100)]
+    hits = [r for r in results if r is not None]
+    assert len(hits) == 1
+    assert results.index(hits[0]) == 35
+    assert detector.finish() == hits[0]
+
+
+def test_finding_points_at_the_loop_in_its_channel() -> None:
+    reasoning = "Let me think. " + "I should check again. " * 12
+    detector = StreamNgram(HARDENED)
+    assert detector.feed("Answer: ", "content") is None
+    found = None
+    for delta in _chunks(reasoning, 7):
+        found = found or detector.feed(delta, "reasoning")
+    assert found is not None
+    assert found.channel == "reasoning"
+    assert found.onset == reasoning.index("I should")
+    assert found.period == len("I should check again. ")
+    assert found.details["fragment"] == "I should check again."
+    assert found.covered_chars == len("I should check again. " * 12) - 1
+    assert 0 < found.details["coverage"] < 1
+
+
+def test_batch_reports_the_channel_of_the_gauntlet_transcript() -> None:
+    loop = "round and round " * 12
+    content = detect_stream_ngram(DetectorInput(text="fine. " + loop, reasoning="short"), HARDENED)
+    assert content.channel == "content" and content.onset == len("fine. ")
+    thinking = detect_stream_ngram(DetectorInput(text="fine.", reasoning=loop), HARDENED)
+    assert thinking.channel == "reasoning" and thinking.onset == 0
+
+
+def test_long_fragment_is_cut_to_80_characters_with_an_ellipsis() -> None:
+    unit = " ".join(f"word{i:02d}" + "y" * 20 for i in range(4))
+    finding = detect_stream_ngram(DetectorInput(text=(unit + " ") * 12), HARDENED)
+    fragment = finding.details["fragment"]
+    assert fragment == unit[:80] + "…"
+    assert finding.evidence == f'4-token n-gram "{fragment}" repeated 12x consecutively'
+
+
+def test_params_reject_unknown_fields_and_inverted_sizes() -> None:
+    with pytest.raises(ValidationError):
+        StreamNgramParams(min_n=5, max_n=4)
+    with pytest.raises(ValidationError):
+        StreamNgramParams.model_validate({"profile": "stream_hardened", "threshold": 3})
+    with pytest.raises(ValidationError):
+        StreamNgramParams.model_validate({"profile": "hardened"})
+    assert StreamNgramParams(repeats=3).ngram_profile().repeats == 3
+
+
+def test_canary_verdicts() -> None:
+    assert canary_verdict("") == "untested"
+    assert canary_verdict("too short to judge") == "untested"
+    prose = " ".join(hashlib.sha256(str(i).encode()).hexdigest()[:6] for i in range(120))
+    assert canary_verdict(prose) == "pass"
+    assert canary_verdict("the same phrase over and over " * 40) == "fail"
+    assert canary_verdict("ok", reasoning="!" * 64) == "fail"  # runs first, whitespace included, at 64
+    assert canary_verdict(prose[:200], reasoning=prose[:60]) == "pass"  # reasoning + "\n" + content >= 256
