@@ -139,7 +139,7 @@ def _regions(period: list[int], max_gap: int) -> list[tuple[int, int]]:
 
 
 def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
-               text_len: int) -> TandemCandidate:
+               text_len: int, lookback: int) -> TandemCandidate:
     matched = [period[i] for i in range(a, b) if period[i]]
     p = Counter(matched).most_common(1)[0][0]
     mean_p = sum(matched) / len(matched)
@@ -154,6 +154,15 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
     while shift < p - 1 and first + shift < anchor and not u.content[first + shift]:
         shift += 1
     first += shift
+    # The first copy is where the unit first appeared: its head may occur a little earlier than the
+    # back-to-back run (`"X," he said. "X. X. X.`), and readers date the loop from there.
+    # So does a part of the unit (a reply that opens mid-copy): two consecutive k-grams of the first
+    # copy that occurred one period earlier, give or take a short aside, move the onset there.
+    head = first
+    for j in range(first, min(first + p, len(dist) - 1)):
+        d = dist[j]
+        if 0 < d == dist[j + 1] and p <= d <= p + lookback and j - d < head:
+            head = j - d
     words = variation = counters = 0
     for i in range(a, b):
         if not u.content[i]:
@@ -174,7 +183,7 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
                        and not (i > 0 and u.raw[i - 1][0] == "_" and u.ends[i - 1] == u.starts[i]))
     next_copy = u.starts[first + p] if first + p < len(u.starts) else text_len
     return TandemCandidate(
-        onset=u.starts[first],
+        onset=u.starts[head],
         end=u.ends[b - 1],
         period_units=p,
         period_chars=next_copy - u.starts[first],
@@ -191,11 +200,12 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
 
 
 def scan_tandem_repeats(text: str, *, kgram: int, max_period_units: int, max_gap_units: int,
-                        hold_units: int) -> list[TandemCandidate]:
+                        hold_units: int, lookback_periods: int = 12) -> list[TandemCandidate]:
     """Every candidate repeat region in `text`, in order of position (no verdict yet)."""
     u = _units(text)
     if len(u.ids) < kgram + 1:
         return []
     dist = _repeat_distances(u.ids, kgram, max_period_units)
     period = _local_matches(u.ids, dist, hold_units)
-    return [_candidate(u, dist, period, a, b, len(text)) for a, b in _regions(period, max_gap_units)]
+    return [_candidate(u, dist, period, a, b, len(text), lookback_periods)
+            for a, b in _regions(period, max_gap_units)]
