@@ -41,6 +41,7 @@ class _Tracked:
     splitter: LineSplitter
     fingerprint: Fingerprint
     size: int
+    mtime_ns: int
     last_growth: float
     line_no: int = 0
     rotated_at: float | None = None
@@ -136,7 +137,7 @@ class FileTailer:
             )
         tracked = _Tracked(
             key, seen.file_id, seen.path, fd, LineSplitter(self.config.max_line_bytes, offset),
-            fingerprint, st.st_size, now,
+            fingerprint, st.st_size, st.st_mtime_ns, now,
         )
         self._tracked[seen.file_id] = tracked
         self._failed.discard(seen.file_id)
@@ -192,14 +193,15 @@ class FileTailer:
             if not self._reopen_if_grown(tracked):
                 return False
         assert tracked.fd is not None
-        size = os.fstat(tracked.fd).st_size
-        regrown = size != tracked.size and tracked.splitter.offset > 0
-        if size < tracked.splitter.offset or (regrown and not tracked.fingerprint.still_matches(tracked.fd)):
+        st = os.fstat(tracked.fd)
+        size = st.st_size
+        changed = (size, st.st_mtime_ns) != (tracked.size, tracked.mtime_ns)
+        if size < tracked.splitter.offset or (changed and self._is_rewritten(tracked)):
             self._restart_after_truncation(tracked, size)
         more = self._read_chunks(tracked)
         self._refresh_fingerprint(tracked)
-        if tracked.size != size:
-            tracked.size, tracked.last_growth = size, now
+        if changed:
+            tracked.size, tracked.mtime_ns, tracked.last_growth = size, st.st_mtime_ns, now
         self._ledger.observe(
             tracked.key, path=tracked.path, size=size, fingerprint=tracked.fingerprint, now=self._wall()
         )
@@ -270,6 +272,11 @@ class FileTailer:
         self._finished_gz.add(tracked.file_id)
         self._retire(tracked)
         return False
+
+    def _is_rewritten(self, tracked: _Tracked) -> bool:
+        """Truncated and refilled past our offset between two polls: the head bytes changed."""
+        assert tracked.fd is not None
+        return tracked.splitter.offset > 0 and not tracked.fingerprint.still_matches(tracked.fd)
 
     def _restart_after_truncation(self, tracked: _Tracked, size: int) -> None:
         """Rule 5 copytruncate: a new read epoch from byte 0 (bytes written before the cut are lost)."""
