@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
@@ -346,36 +346,49 @@ def test_odd_classifications_never_break_the_sink_or_the_exposition(
     assert sum(s.value for s in totals[0].samples if s.name.endswith("_total")) == 2
 
 
-def test_concurrent_emits_and_scrapes_lose_nothing(registry: CollectorRegistry) -> None:
+def test_concurrent_sources_and_scrapes_lose_nothing(registry: CollectorRegistry) -> None:
+    """Each source runs in its own thread (pipeline.py) while the HTTP thread scrapes."""
     clock = FakeClock()
     sink = _sink(registry, config=PrometheusSinkConfig(limits=LabelLimits(max_runs=5)), clock=clock)
-    stats = SourceStats()
-    sink.register_source_stats("t", stats)
+    stats = {name: SourceStats() for name in ("s1", "s2")}
+    for name, source_stats in stats.items():
+        sink.register_source_stats(name, source_stats)
     errors: list[BaseException] = []
     stop = threading.Event()
 
+    def guarded(work: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # surfaced by the assert below
+                errors.append(exc)
+        return run
+
     def scrape() -> None:
         while not stop.is_set():
-            try:
-                sink.exposition()
-                clock.now += 1
-            except BaseException as exc:  # surfaced below
-                errors.append(exc)
-                return
+            sink.exposition()
+            clock.now += 1
 
-    scraper = threading.Thread(target=scrape)
+    def feed(source: str) -> Callable[[], None]:
+        def work() -> None:
+            for i in range(2000):
+                sink.emit(source, looping(model=f"m{i % 7}", run=f"r{i % 9}", step=i // 50))
+                with stats[source].lock:
+                    stats[source].lines_read += 1
+        return work
+
+    scraper = threading.Thread(target=guarded(scrape))
+    feeders = [threading.Thread(target=guarded(feed(name))) for name in stats]
     scraper.start()
-    try:
-        for i in range(3000):
-            sink.emit("t", looping(model=f"m{i % 7}", run=f"r{i % 9}", step=i // 50))
-            with stats.lock:
-                stats.lines_read += 1
-    finally:
-        stop.set()
-        scraper.join(timeout=30)
+    for feeder in feeders:
+        feeder.start()
+    for feeder in feeders:
+        feeder.join(timeout=60)
+    stop.set()
+    scraper.join(timeout=30)
     assert errors == []
     name = "degeneration_responses_total"
-    labels = {"source": "t", "finish_reason": "length"}
-    total = sum(_value(registry, name, model_name=f"m{k}", **labels) or 0 for k in range(7))
-    assert total == 3000
-    assert _value(registry, "degeneration_lines_read_total", source="t") == 3000
+    for source in stats:
+        labels = {"source": source, "finish_reason": "length"}
+        assert sum(_value(registry, name, model_name=f"m{k}", **labels) or 0 for k in range(7)) == 2000
+        assert _value(registry, "degeneration_lines_read_total", source=source) == 2000
