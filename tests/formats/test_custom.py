@@ -96,3 +96,10 @@ def test_options_only_apply_to_the_custom_format() -> None:
     with pytest.raises(ConfigError) as unknown:
         LineParser("openai_chats")
     assert unknown.value.field == "format"
+
+
+def test_digit_parts_index_lists_and_also_match_digit_keys() -> None:
+    options = CustomFormatOptions(text="by_rank.0.outputs.-1")
+    line = orjson.dumps({"by_rank": {"0": {"outputs": ["first", "last"]}}})
+    [record] = LineParser("custom", options).parse(line)
+    assert record.text == "last"

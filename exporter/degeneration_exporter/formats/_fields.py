@@ -65,12 +65,12 @@ def join(prefix: str, path: str) -> str:
 def lookup(obj: Any, path: str) -> Any:
     """The value at `path`, or `ABSENT` when any step is missing or of the wrong container type."""
     for part in compile_path(path):
-        if isinstance(part, int):
-            if not isinstance(obj, list) or not -len(obj) <= part < len(obj):
+        if isinstance(part, int) and isinstance(obj, list):
+            if not -len(obj) <= part < len(obj):
                 return ABSENT
             obj = obj[part]
         elif isinstance(obj, Mapping):
-            obj = obj.get(part, ABSENT)
+            obj = obj.get(str(part), ABSENT)  # a digit part is also a key: {"0": ...}
             if obj is ABSENT:
                 return ABSENT
         else:
