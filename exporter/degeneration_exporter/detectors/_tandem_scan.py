@@ -163,6 +163,8 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
         d = dist[j]
         if 0 < d == dist[j + 1] and p <= d <= p + lookback and j - d < head:
             head = j - d
+    while head < first and not u.content[head]:
+        head += 1
     words = variation = counters = 0
     for i in range(a, b):
         if not u.content[i]:
