@@ -1,9 +1,10 @@
 """From a `Classification` to catalog measurements with bounded label values.
 
 Why one place: the Prometheus and OTLP sinks must count exactly the same things with the same
-label values, so both apply the list this module produces and differ only in the library call
-(`inc`/`observe` versus `add`/`record`). It also owns the label bounds (classification/labels.py),
-the rollout-step tracker and the self-metrics read from `SourceStats`, all of which both sinks expose.
+label values, so both apply the list this module produces and differ only in how they record it
+(prometheus-client children; OTel histograms and locally summed counters). It also owns the
+label bounds (classification/labels.py), the rollout-step tracker and the self-metrics read from
+`SourceStats`, all of which both sinks expose.
 """
 
 from __future__ import annotations
