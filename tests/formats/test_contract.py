@@ -145,3 +145,9 @@ def test_line_parser_skips_blank_lines_and_rejects_non_utf8() -> None:
     with pytest.raises(RecordError) as caught:
         parser.parse_items(b'{"response": "\xff\xfe"}')
     assert caught.value.reason == "encoding"
+
+
+def test_every_format_has_a_section_in_the_docs() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
+    for name in FORMATS:
+        assert f"\n## {name}\n" in doc, f"docs/formats.md has no '## {name}' section"
