@@ -1,0 +1,51 @@
+"""Human-readable summary of a scan report (`scan --format table`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..classification.result import FlagKind
+
+_KINDS = [k.value for k in FlagKind]
+_MAX_ROWS = 20
+
+
+def render(report: dict[str, Any]) -> str:
+    """Per-file counts and fractions, then the first flagged samples with where their loop starts."""
+    head = ["file", "samples", *_KINDS, "malformed"]
+    rows = [head]
+    for f in report["files"]:
+        rows.append(
+            [
+                f["path"],
+                str(f["num_samples"]),
+                *(_cell(f["num_flagged"][k], f["num_samples"]) for k in _KINDS),
+                str(f["num_malformed"]),
+            ]
+        )
+    rows.append(
+        [
+            "TOTAL",
+            str(report["num_samples"]),
+            *(_cell(report["num_flagged"][k], report["num_samples"]) for k in _KINDS),
+            str(report["num_malformed"]),
+        ]
+    )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    flagged = [(f["path"], s) for f in report["files"] for s in f["samples"] if s["kinds"]]
+    if flagged:
+        lines += ["", f"flagged samples (first {min(len(flagged), _MAX_ROWS)} of {len(flagged)}):"]
+        for path, s in flagged[:_MAX_ROWS]:
+            ident = next((f"{k}={s[k]}" for k in ("index", "sample_index", "id", "request_id") if k in s), "")
+            loop = s.get("loop")
+            where = (
+                f" onset={loop['onset']} ({loop['onset_fraction']:.0%}) unit={loop['unit']!r}" if loop else ""
+            )
+            leaks = f" leaks={s['leaks']}" if s["leaks"] else ""
+            lines.append(f"  {path} {ident} [{', '.join(s['kinds'])}]{where}{leaks}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(count: int, total: int) -> str:
+    return f"{count} ({count / total:.1%})" if total else "0"

@@ -1,0 +1,199 @@
+"""`degeneration-exporter scan FILE...`: offline diagnosis of JSONL dumps (and .jsonl.gz).
+
+Why: RL engineers diagnose a finished run from its rollout dumps, as Relax's `diagnose_repetition`
+does; `scan` does that for all three failure kinds with the same classifier as the daemon.
+Parameters are validated before any file is read; malformed lines are reported as `path:line`
+and counted, never fatal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..classification.classify import Classifier, ClassifierConfig
+from ..classification.streams import StreamAssembler
+from ..detectors import DETECTORS
+from ..errors import ConfigError, RecordError
+from ..formats.lines import LineParser
+from ..record import Delta
+from ..sinks.json_report import FileReport, JsonReport
+from ..sources.dump_file import iter_file_lines
+from . import _table
+
+HELP = "Classify every response in JSONL dumps (.jsonl, .jsonl.gz, - for stdin) and report."
+
+_RELAX_FLAGS = {"window_size": "window_size", "stride": "stride", "threshold": "threshold"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="JSONL dumps; .gz is decompressed; - is stdin."
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="Write the report here (refuses to overwrite an input). Default: stdout.",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default=None,
+        help="Report format: json (default with -o) or table (default on a terminal/stdout).",
+    )
+    parser.add_argument(
+        "--format-in",
+        default=None,
+        metavar="NAME",
+        help="Input format name (see docs/formats.md); default: detected from the first records.",
+    )
+    parser.add_argument(
+        "--only-hits",
+        action="store_true",
+        help="List only flagged samples in the report; counts still cover all samples.",
+    )
+    parser.add_argument(
+        "--detectors",
+        default=None,
+        metavar="A,B",
+        help="Repetition detectors making up the verdict (default: the documented default set).",
+    )
+    parser.add_argument(
+        "--report-detectors",
+        default="all",
+        metavar="A,B|all|none",
+        help="Extra repetition detectors run for their details only (default: all).",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="DETECTOR.PARAM=VALUE",
+        help="Override a detector parameter, e.g. --set compression.threshold=8 (repeatable).",
+    )
+    parser.add_argument(
+        "--window-size",
+        type=int,
+        default=None,
+        help="Relax compat: compression window in code points (same as --set compression.window_size=N).",
+    )
+    parser.add_argument(
+        "--stride", type=int, default=None, help="Relax compat: compression stride in code points."
+    )
+    parser.add_argument(
+        "--threshold", type=float, default=None, help="Relax compat: compression ratio threshold."
+    )
+    parser.add_argument(
+        "--no-template-leak", action="store_true", help="Do not scan for template-token leaks."
+    )
+
+
+def _names(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    if value is None:
+        return default
+    if value == "all":
+        return tuple(n for n, s in DETECTORS.items() if s.kind == "repetition")
+    if value in ("", "none"):
+        return ()
+    return tuple(n.strip() for n in value.split(",") if n.strip())
+
+
+def _param_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    overrides: dict[str, dict[str, Any]] = {}
+    for item in args.set:
+        key, sep, raw = item.partition("=")
+        detector, dot, param = key.partition(".")
+        if not sep or not dot or not detector or not param:
+            raise ConfigError(f"--set {item!r}: expected DETECTOR.PARAM=VALUE", field="--set")
+        try:
+            value: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = raw
+        overrides.setdefault(detector, {})[param] = value
+    for flag, param in _RELAX_FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            overrides.setdefault("compression", {})[param] = value
+    return overrides
+
+
+def build_classifier(args: argparse.Namespace) -> Classifier:
+    """Validate every parameter up front; raises ConfigError naming the parameter."""
+    base = ClassifierConfig()
+    verdict = _names(args.detectors, base.repetition_detectors)
+    report = tuple(n for n in _names(args.report_detectors, ()) if n not in verdict)
+    try:
+        config = ClassifierConfig(
+            repetition_detectors=verdict,
+            report_detectors=report,
+            template_leak=not args.no_template_leak,
+            detector_params=_param_overrides(args),
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="--detectors/--set") from exc
+    return Classifier(config)
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    for name in args.files:
+        if name != "-" and not Path(name).is_file():
+            raise ConfigError(f"input {name!r} does not exist or is not a file", field="FILE")
+    if args.output:
+        out = Path(args.output).resolve()
+        for name in args.files:
+            if name != "-" and Path(name).resolve() == out:
+                raise ConfigError(
+                    f"-o {args.output!r} is one of the inputs; refusing to overwrite it", field="-o"
+                )
+
+
+def scan_file(path: str, parser: LineParser, classifier: Classifier, report: JsonReport) -> FileReport:
+    """Classify every line of one dump into `report`; bad lines are recorded as path:line and skipped."""
+    file_report = report.open_file(path)
+    streams = StreamAssembler(classifier)  # streamed chunk logs: reassembled per request id
+    for line in iter_file_lines(path):
+        try:
+            items = parser.parse_items(line.data)
+        except RecordError as exc:
+            file_report.malformed.append({"line": line.line_no, "reason": exc.reason, "message": str(exc)})
+            print(f"{path}:{line.line_no}: {exc.reason}: {exc}", file=sys.stderr)
+            continue
+        for item in items:
+            if isinstance(item, Delta):
+                for result in streams.feed(item):
+                    report.emit(file_report, result)
+            else:
+                report.emit(file_report, classifier.classify(item))
+    for result in streams.close():  # streams that never finished count as aborted
+        report.emit(file_report, result)
+    return file_report
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        classifier = build_classifier(args)
+        _check_paths(args)
+        LineParser(args.format_in)  # validates the format name before any file is read
+    except ConfigError as exc:
+        print(f"degeneration-exporter scan: error: {exc}", file=sys.stderr)
+        return 2
+    config = classifier.config.model_dump(mode="json")
+    config.update({"offset_unit": "characters", "interval_convention": "half-open [start, end)"})
+    report = JsonReport(config=config, only_hits=args.only_hits)
+    for path in args.files:  # each file may be in its own format: one parser (and detection) per file
+        scan_file(path, LineParser(args.format_in), classifier, report)
+    fmt = args.format or ("json" if args.output else "table")
+    if fmt == "json":
+        text = orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"
+    else:
+        text = _table.render(report.to_dict())
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
