@@ -24,7 +24,6 @@ FORBIDDEN = {
         "config",
         "web",
         "commands",
-        "record",
     },
     "formats": {
         "sources",
