@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -50,7 +50,8 @@ DEFAULT_THRESHOLD = 10.0
 ZLIB_LEVEL = 9
 ENCODE_ERRORS = "surrogatepass"
 EVIDENCE_CHARS = 120
-MEMO_WINDOWS = 8
+MEMO_WINDOWS = 32
+MEMO_KEY_BYTES = 64
 
 RatioFn = Callable[[bytes], float]
 """Measures one window's UTF-8 bytes; injectable so tests can pin ratios independently of zlib."""
@@ -88,30 +89,8 @@ def compression_ratio(data: bytes) -> float:
     return len(data) / len(zlib.compress(data, ZLIB_LEVEL))
 
 
-class _MemoRatio:
-    """`compression_ratio` remembering the last few distinct windows.
-
-    Why: in a loop whose period divides the stride every window is byte-identical, so one compression
-    serves them all; the ratio is unchanged (same bytes, same zlib call), only repeated work is skipped.
-    """
-
-    def __init__(self, size: int = MEMO_WINDOWS) -> None:
-        self._size = size
-        self._memo: dict[bytes, float] = {}
-
-    def __call__(self, data: bytes) -> float:
-        ratio = self._memo.get(data)
-        if ratio is None:
-            ratio = compression_ratio(data)
-            if len(self._memo) >= self._size:
-                del self._memo[next(iter(self._memo))]
-            self._memo[data] = ratio
-        return ratio
-
-
-@dataclass(frozen=True, slots=True)
-class HitWindow:
-    """A window whose ratio exceeded the threshold."""
+class HitWindow(NamedTuple):
+    """A window whose ratio exceeded the threshold (a tuple: cheap to build once per hit window)."""
 
     start: int
     end: int
@@ -164,32 +143,61 @@ def _union_length(hits: Iterable[HitWindow]) -> int:
     return total + (cur_end - cur_start)
 
 
-class _ScanTally:
-    """The one scan bookkeeping shared by the batch scan, the legacy check and the incremental class."""
+class _WindowScan:
+    """The one scan loop, shared by the batch scan, the legacy check and the incremental class.
 
-    __slots__ = ("evidence", "hits", "max_ratio", "scanned", "threshold")
+    Each window is sliced and encoded on its own (memory about one window, as upstream), and its
+    bookkeeping is inline so a window costs what upstream's loop costs plus one dict lookup.
+    Identical hit windows reuse their ratio: in a loop whose period divides a small multiple of the
+    stride, windows repeat byte for byte, and the same bytes give the same zlib output. Only hit
+    windows are remembered (clean text never repeats a window), found by their first bytes and
+    confirmed with `==`, at most `MEMO_WINDOWS` of them.
+    """
 
-    def __init__(self, threshold: float) -> None:
+    __slots__ = ("_memo", "_ratio_fn", "evidence", "hits", "max_ratio", "scanned", "stop", "stopped",
+                 "threshold")
+
+    def __init__(self, threshold: float, stop_at_first_hit: bool, ratio_fn: RatioFn | None) -> None:
         self.threshold = threshold
+        self.stop = stop_at_first_hit
+        self.stopped = False
         self.scanned = 0
         self.max_ratio: float | None = None
         self.hits: list[HitWindow] = []
         self.evidence: str | None = None
+        self._ratio_fn = ratio_fn
+        self._memo: dict[bytes, tuple[bytes, float]] = {}
 
-    def add(self, start: int, end: int, ratio: float, source: str, offset: int) -> bool:
-        """Record one scanned window; True when it is a hit (strictly above the threshold).
-
-        `source[offset:]` is the window's text; it is read only for the first hit's evidence.
-        """
-        self.scanned += 1
-        if self.max_ratio is None or ratio > self.max_ratio:
-            self.max_ratio = ratio
-        if ratio > self.threshold:
-            if not self.hits:
-                self.evidence = snippet(source[offset:offset + min(EVIDENCE_CHARS, end - start)])
-            self.hits.append(HitWindow(start, end, ratio))
-            return True
-        return False
+    def run(self, text: str, base: int, bounds: Iterable[tuple[int, int]]) -> None:
+        """Scan windows in order; `bounds` are absolute, `text` starts at absolute offset `base`."""
+        threshold, hits, memo, ratio_fn = self.threshold, self.hits, self._memo, self._ratio_fn
+        best = self.max_ratio
+        for start, end in bounds:
+            if self.stopped:
+                break
+            data = text[start - base:end - base].encode("utf-8", ENCODE_ERRORS)
+            self.scanned += 1
+            if ratio_fn is not None:
+                ratio = ratio_fn(data)
+            else:
+                key = data[:MEMO_KEY_BYTES]
+                seen = memo.get(key)
+                if seen is not None and seen[0] == data:
+                    ratio = seen[1]
+                else:
+                    ratio = len(data) / len(zlib.compress(data, ZLIB_LEVEL))
+                    if ratio > threshold:
+                        memo[key] = (data, ratio)
+                        if len(memo) > MEMO_WINDOWS:
+                            del memo[next(iter(memo))]
+            if best is None or ratio > best:
+                best = ratio
+            if ratio > threshold:
+                if not hits:
+                    self.evidence = snippet(text[start - base:min(end, start + EVIDENCE_CHARS) - base])
+                hits.append(HitWindow(start, end, ratio))
+                self.stopped = self.stop
+        self.max_ratio = best
 
     def report(self, text_length: int) -> RepetitionReport:
         return RepetitionReport(
@@ -203,26 +211,11 @@ class _ScanTally:
         )
 
 
-def _windows(text: str, bounds: list[tuple[int, int]]) -> Iterator[tuple[int, int, bytes, str, int]]:
-    """Each window's bounds, bytes, and where its text starts; ASCII text is encoded once and sliced."""
-    if text.isascii():
-        data = text.encode("ascii")
-        for start, end in bounds:
-            yield start, end, data[start:end], text, start
-    else:
-        for start, end in bounds:
-            piece = text[start:end]
-            yield start, end, piece.encode("utf-8", ENCODE_ERRORS), piece, 0
-
-
 def _scan(text: str, bounds: list[tuple[int, int]], threshold: float, stop_at_first_hit: bool,
-          ratio_fn: RatioFn | None) -> _ScanTally:
-    measure = ratio_fn or _MemoRatio()
-    tally = _ScanTally(threshold)
-    for start, end, data, source, offset in _windows(text, bounds):
-        if tally.add(start, end, measure(data), source, offset) and stop_at_first_hit:
-            break
-    return tally
+          ratio_fn: RatioFn | None) -> _WindowScan:
+    scan = _WindowScan(threshold, stop_at_first_hit, ratio_fn)
+    scan.run(text, 0, bounds)
+    return scan
 
 
 def _bounds(text_length: int, params: CompressionParams) -> list[tuple[int, int]]:
@@ -271,7 +264,7 @@ class CompressionParams(BaseModel, frozen=True, extra="forbid"):
         return self
 
 
-def _tally_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> _ScanTally:
+def _tally_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> _WindowScan:
     stop = params.stop_at_first_hit and params.mode == "relax"
     return _scan(text, _bounds(len(text), params), params.threshold, stop, ratio_fn)
 
@@ -290,7 +283,7 @@ def repetition_frac(texts: Iterable[str], params: CompressionParams | None = Non
     return sum(flags) / len(flags) if flags else 0.0
 
 
-def _finding(tally: _ScanTally, text_length: int, channel: Channel) -> Finding:
+def _finding(tally: _WindowScan, text_length: int, channel: Channel) -> Finding:
     report = tally.report(text_length)
     details = report.to_dict()
     if text_length:
@@ -325,8 +318,8 @@ class Compression:
 
     def __init__(self, params: CompressionParams | None = None, *, ratio_fn: RatioFn | None = None) -> None:
         self._params = params or CompressionParams()
-        self._ratio = ratio_fn or _MemoRatio()
-        self._tally = _ScanTally(self._params.threshold)
+        stop = self._params.stop_at_first_hit and self._params.mode == "relax"
+        self._tally = _WindowScan(self._params.threshold, stop, ratio_fn)
         self._buf = ""
         self._buf_start = 0
         self._pending: list[str] = []
@@ -376,10 +369,8 @@ class Compression:
             self._buf = self._buf[keep_from - self._buf_start:]
             self._buf_start = keep_from
 
-    def _measure(self, start: int, end: int) -> bool:
-        offset = start - self._buf_start
-        data = self._buf[offset:offset + end - start].encode("utf-8", ENCODE_ERRORS)
-        return self._tally.add(start, end, self._ratio(data), self._buf, offset)
+    def _measure(self, start: int, end: int) -> None:
+        self._tally.run(self._buf, self._buf_start, ((start, end),))
 
     def _scan_full_windows(self) -> None:
         if self._pending:
@@ -390,7 +381,8 @@ class Compression:
         while self._next_start + window <= self._length:
             start = self._next_start
             self._next_start += stride
-            if self._measure(start, start + window) and self._params.stop_at_first_hit:
+            self._measure(start, start + window)
+            if self._tally.stopped:
                 self._stopped = True
                 self._buf, self._buf_start = "", self._length
                 return

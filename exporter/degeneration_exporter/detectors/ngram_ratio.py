@@ -58,6 +58,7 @@ _NO_SPACE = (
 )
 _WORD = re.compile(rf"[{_NO_SPACE}]|[^\s{_NO_SPACE}]+")
 _BOUNDARY = re.compile(rf"[\s{_NO_SPACE}]")
+COUNT_EVERY_CHARS = 128
 
 
 def text_words(text: str) -> list[str]:
@@ -191,15 +192,19 @@ class NgramRatio:
     """Incremental text mode: `finish()` equals the batch finding on the concatenated deltas.
 
     Words are cut only up to the last whitespace or no-space-script character of a delta, so a word
-    split across deltas is counted once, whole. The n-gram counts are exact, hence they grow with the
-    number of distinct n-grams seen (a global ratio needs all of them); per delta the cost is O(delta).
-    `feed` fires the first time the response so far would be dropped (the final verdict can differ,
-    since diverse text after a loop lowers the ratio).
+    split across deltas is counted once, whole; complete text is counted in batches of at least
+    `COUNT_EVERY_CHARS` code points, which keeps the per-delta cost low for token-sized deltas. The
+    n-gram counts are exact, hence they grow with the number of distinct n-grams seen (a global ratio
+    needs all of them); per delta the cost is O(delta). `feed` fires the first time the response
+    counted so far would be dropped (the final verdict can differ: diverse text after a loop lowers
+    the ratio).
     """
 
     def __init__(self, params: NgramRatioParams | None = None) -> None:
         self._params = params or NgramRatioParams()
         self._carry: list[str] = []
+        self._ready: list[str] = []
+        self._ready_chars = 0
         self._tail: list[str] = []
         self._counts: Counter[tuple[Hashable, ...]] = Counter()
         self._words = 0
@@ -217,9 +222,13 @@ class NgramRatio:
             self._carry.append(delta)
             return None
         cut = len(delta) - boundary.start()
-        complete = "".join(self._carry) + delta[:cut]
+        self._ready.extend(self._carry)
+        self._ready.append(delta[:cut])
+        self._ready_chars += sum(map(len, self._carry)) + cut
         self._carry = [delta[cut:]] if cut < len(delta) else []
-        self._add_words(text_words(complete))
+        if self._ready_chars < COUNT_EVERY_CHARS:
+            return None
+        self._count_ready()
         if not self._fired:
             verdict = self._verdict()
             if verdict.dropped:
@@ -229,14 +238,17 @@ class NgramRatio:
 
     def finish(self) -> Finding:
         """The verdict for everything fed."""
-        if self._carry:
-            self._add_words(text_words("".join(self._carry)))
-            self._carry = []
+        self._ready.extend(self._carry)
+        self._carry = []
+        self._count_ready()
         verdict = self._verdict()
         return _finding(verdict, self._counts if verdict.dropped else Counter(), "words", self._params,
                         self._channel)
 
-    def _add_words(self, words: list[str]) -> None:
+    def _count_ready(self) -> None:
+        words = text_words("".join(self._ready))
+        self._ready.clear()
+        self._ready_chars = 0
         if not words:
             return
         n = self._params.ngram_size

@@ -107,13 +107,16 @@ def repeats_at_tail(data: Bytes, *, min_span: int = DEFAULT_MIN_SPAN, max_span: 
     hi = min(max_span, n // repeats)
     if hi < min_span:
         return None
+    k = min(_NEEDLE_BYTES, (repeats - 1) * min_span)
+    needle = data[n - k:]
+    start = n - k - hi
+    if data.rfind(needle, start, n - min_span) < 0:
+        return None  # the usual case in clean text: no span can have period L at all
     short = _short_period_extent(data, min_period, repeats * hi)
     lo = max(min_span, short // repeats + 1)
     if lo > hi:
         return None
-    k = min(_NEEDLE_BYTES, (repeats - 1) * lo)
-    needle = data[n - k:]
-    start, end = n - k - hi, n - lo
+    end = n - lo
     while True:
         pos = data.rfind(needle, start, end)
         if pos < 0:
@@ -151,15 +154,21 @@ class TailPeriodParams(BaseModel, frozen=True, extra="forbid"):
         return self
 
 
-def _tail_finding(data: Bytes, total_bytes: int, total_chars: int, params: TailPeriodParams,
-                  channel: Channel, stream: dict[str, int] | None = None) -> Finding:
-    """Check the end of a text of `total_bytes` bytes and `total_chars` code points, and report.
+def _span_at_tail(data: Bytes, params: TailPeriodParams) -> int | None:
+    """`repeats_at_tail` with the params, over only the bytes it can look at."""
+    return repeats_at_tail(data[-params.repeats * params.max_span_bytes:], min_span=params.min_span_bytes,
+                           max_span=params.max_span_bytes, repeats=params.repeats,
+                           min_period=params.min_period_bytes)
 
-    `data` holds the text's last bytes: at least `onset_lookback_bytes` of them, or all.
+
+def _tail_finding(data: Bytes, span: int | None, total_bytes: int, total_chars: int,
+                  params: TailPeriodParams, channel: Channel,
+                  stream: dict[str, int] | None = None) -> Finding:
+    """Report on the end of a text of `total_bytes` bytes and `total_chars` code points.
+
+    `data` holds the text's last bytes: at least `onset_lookback_bytes` of them, or all; `span` is
+    what `_span_at_tail` found there.
     """
-    window = params.repeats * params.max_span_bytes
-    span = repeats_at_tail(data[-window:], min_span=params.min_span_bytes, max_span=params.max_span_bytes,
-                           repeats=params.repeats, min_period=params.min_period_bytes)
     details: dict[str, Any] = {"repeating": span is not None, "min_span_bytes": span,
                                "length_bytes": total_bytes}
     if stream is not None:
@@ -189,8 +198,19 @@ def _tail_finding(data: Bytes, total_bytes: int, total_chars: int, params: TailP
 
 def detect_tail_period(inp: DetectorInput, params: TailPeriodParams) -> Finding:
     """Batch form over `inp.text`: period is the row in code points, onset where the periodic run starts."""
-    data = inp.text.encode("utf-8", ENCODE_ERRORS)
-    return _tail_finding(data, len(data), len(inp.text), params, "content")
+    text = inp.text
+    if text.isascii():  # bytes are code points: encode only the tail that can be looked at
+        data = text[-_retained_bytes(params):].encode("ascii")
+        total_bytes = len(text)
+    else:
+        data = text.encode("utf-8", ENCODE_ERRORS)
+        total_bytes = len(data)
+    return _tail_finding(data, _span_at_tail(data, params), total_bytes, len(text), params, "content")
+
+
+def _retained_bytes(params: TailPeriodParams) -> int:
+    """Bytes of tail that decide both the verdict and the onset."""
+    return max(params.onset_lookback_bytes, params.repeats * params.max_span_bytes)
 
 
 class TailPeriod:
@@ -203,8 +223,7 @@ class TailPeriod:
 
     def __init__(self, params: TailPeriodParams | None = None) -> None:
         self._params = params or TailPeriodParams()
-        params = self._params
-        self._keep = max(params.onset_lookback_bytes, params.repeats * params.max_span_bytes)
+        self._keep = _retained_bytes(self._params)
         self._buf = bytearray()
         self._bytes = 0
         self._chars = 0
@@ -230,16 +249,17 @@ class TailPeriod:
         if not due:
             return None
         self._last_checked = self._bytes
+        span = _span_at_tail(self._buf, self._params)
+        if span is None:
+            return None
         stream = {"frames_read": self._frames, "bytes_read": self._bytes}
-        finding = self._report(stream)
-        if finding.flagged:
-            self._latched = finding
-            return finding
-        return None
+        self._latched = _tail_finding(self._buf, span, self._bytes, self._chars, self._params, channel,
+                                      stream)
+        return self._latched
 
     def finish(self) -> Finding:
         """The latched finding, or a final check of the whole tail (the batch finding)."""
-        return self._latched if self._latched is not None else self._report(None)
-
-    def _report(self, stream: dict[str, Any] | None) -> Finding:
-        return _tail_finding(self._buf, self._bytes, self._chars, self._params, self._channel, stream)
+        if self._latched is not None:
+            return self._latched
+        span = _span_at_tail(self._buf, self._params)
+        return _tail_finding(self._buf, span, self._bytes, self._chars, self._params, self._channel)
