@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
 import time
 import tracemalloc
 import zlib
@@ -48,6 +49,9 @@ from degeneration_exporter.detectors.template_leak import (
     detect_template_leak,
 )
 from osaurus_baselines import published_batch, published_char_walk, published_leak_scan, streaming_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.detectors.tail_period_reference import naive_repeats_at_tail
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "gpt2-large-webtext-dev"
 DELTA_CHARS = 16  # about four tokens of English per streamed delta
@@ -121,19 +125,6 @@ def plain_ngram_ratio(text: str, n: int = 4) -> float:
     words = text_words(text)
     grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
     return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
-
-
-def naive_repeats_at_tail(data: bytes, min_span: int = 30, max_span: int = 600, repeats: int = 5,
-                          min_period: int = 30) -> int | None:
-    """utopia's predicate read literally: every span, every short period, by slicing."""
-    n = len(data)
-    for span in range(min_span, max_span + 1):
-        if repeats * span > n:
-            break
-        tail = data[n - repeats * span:]
-        if tail[span:] == tail[:-span] and not any(tail[p:] == tail[:-p] for p in range(1, min_period)):
-            return span
-    return None
 
 
 def naive_stream(text: str, cadence: int = 256) -> int | None:

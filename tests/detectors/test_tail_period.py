@@ -17,21 +17,10 @@ from degeneration_exporter.detectors.tail_period import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.detectors.tail_period_reference import naive_repeats_at_tail
+
 ROW = '{"s": "Alice", "p": "knows", "o": "Bob"},\n'  # 42 bytes
 DOT_LEADER = '{"s": "Report", "p": "quotes", "o": "1 Introduction ' + "." * 200 + ' 1"},\n'
-
-
-def naive_repeats_at_tail(data: bytes, min_span: int, max_span: int, repeats: int,
-                          min_period: int) -> int | None:
-    """The predicate exactly as §3.1 words it: every span, every short period, by slicing."""
-    n = len(data)
-    for span in range(min_span, max_span + 1):
-        if repeats * span > n:
-            break
-        tail = data[n - repeats * span:]
-        if tail[span:] == tail[:-span] and not any(tail[p:] == tail[:-p] for p in range(1, min_period)):
-            return span
-    return None
 
 
 def _frames(text: str, size: int) -> list[str]:
