@@ -24,27 +24,28 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["TandemCandidate", "scan_tandem_repeats"]
+__all__ = ["TandemCandidate", "locate", "scan_tandem_repeats"]
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
-_UNIT = re.compile(f"(?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\1*|_+", re.I)
+_UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
 _DIGITS = re.compile(r"\d+")
 _MAX_COUNTER_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True)
 class TandemCandidate:
-    """One region where the window repeats itself; offsets are code points into the window.
+    """One region where the window repeats itself, in unit indices (`locate` gives code points).
 
-    `onset` is where the first copy starts (one period before the first matching unit), `end` where
-    the last matching unit ends. `copies` counts the first copy too. Word counts are content units
-    (letters, digits, CJK characters), not punctuation.
+    `onset_unit` is where the unit first appears, `copy_unit` where the first back-to-back copy starts
+    (one period before the first matching unit), `end_unit` one past the last matching unit.
+    `copies` counts the first copy too. Word counts are content units (letters, digits, CJK
+    characters), not punctuation.
     """
 
-    onset: int
-    end: int
+    onset_unit: int
+    copy_unit: int
+    end_unit: int
     period_units: int
-    period_chars: int
     copies: float
     repeated_words: int
     period_words: int
@@ -59,24 +60,35 @@ class TandemCandidate:
 @dataclass(slots=True)
 class _Units:
     ids: list[int]
-    starts: list[int]
-    ends: list[int]
     raw: list[str]
     content: list[bool]
 
 
 def _units(text: str) -> _Units:
+    """Tokenise at C speed (findall, map); per distinct token, not per unit, fold and classify."""
+    raw = list(map(str.lower, (m[0] for m in _UNIT.findall(text))))
     intern: dict[str, int] = {}
-    u = _Units([], [], [], [], [])
-    for m in _UNIT.finditer(text):
-        raw = m.group().lower()
-        folded = _DIGITS.sub("0", raw)
-        u.ids.append(intern.setdefault(folded, len(intern)))
-        u.starts.append(m.start())
-        u.ends.append(m.end())
-        u.raw.append(raw)
-        u.content.append(raw[0].isalnum())
-    return u
+    ids_of: dict[str, int] = {}
+    content_of: dict[str, bool] = {}
+    for token in set(raw):
+        folded = _DIGITS.sub("0", token)
+        ids_of[token] = intern.setdefault(folded, len(intern))
+        content_of[token] = token[0].isalnum()
+    return _Units(list(map(ids_of.__getitem__, raw)), raw, list(map(content_of.__getitem__, raw)))
+
+
+def locate(text: str, c: TandemCandidate) -> tuple[int, int, int]:
+    """Code-point onset, end and period of a candidate found in `text` (one tokenising pass)."""
+    wanted = {c.onset_unit, c.copy_unit, c.copy_unit + c.period_units, c.end_unit - 1}
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    for i, m in enumerate(_UNIT.finditer(text)):
+        if i in wanted:
+            starts[i], ends[i] = m.start(), m.end()
+        if i >= c.end_unit - 1 and i >= c.copy_unit + c.period_units:
+            break
+    next_copy = starts.get(c.copy_unit + c.period_units, len(text))
+    return starts[c.onset_unit], ends[c.end_unit - 1], next_copy - starts[c.copy_unit]
 
 
 def _is_counter_step(later: str, earlier: str) -> bool:
@@ -139,7 +151,7 @@ def _regions(period: list[int], max_gap: int) -> list[tuple[int, int]]:
 
 
 def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
-               text_len: int, lookback: int) -> TandemCandidate:
+               lookback: int) -> TandemCandidate:
     matched = [period[i] for i in range(a, b) if period[i]]
     p = Counter(matched).most_common(1)[0][0]
     mean_p = sum(matched) / len(matched)
@@ -182,13 +194,12 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
                   if u.content[i] and not u.raw[i][0].isdecimal())
     # Words as a reader counts them: `snake_case_name` is one word, not four.
     period_words = sum(1 for i in range(first, unit_end) if u.content[i]
-                       and not (i > 0 and u.raw[i - 1][0] == "_" and u.ends[i - 1] == u.starts[i]))
-    next_copy = u.starts[first + p] if first + p < len(u.starts) else text_len
+                       and not (i > 1 and u.raw[i - 1][0] == "_" and u.content[i - 2]))
     return TandemCandidate(
-        onset=u.starts[head],
-        end=u.ends[b - 1],
+        onset_unit=head,
+        copy_unit=first,
+        end_unit=b,
         period_units=p,
-        period_chars=next_copy - u.starts[first],
         copies=1.0 + (b - a) / max(p, mean_p),
         repeated_words=words,
         period_words=period_words,
@@ -202,12 +213,13 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
 
 
 def scan_tandem_repeats(text: str, *, kgram: int, max_period_units: int, max_gap_units: int,
-                        hold_units: int, lookback_periods: int = 12) -> list[TandemCandidate]:
-    """Every candidate repeat region in `text`, in order of position (no verdict yet)."""
+                        hold_units: int, min_region_units: int = 1,
+                        lookback_periods: int = 12) -> list[TandemCandidate]:
+    """Every candidate region of at least `min_region_units` units, in order of position (no verdict yet)."""
     u = _units(text)
     if len(u.ids) < kgram + 1:
         return []
     dist = _repeat_distances(u.ids, kgram, max_period_units)
     period = _local_matches(u.ids, dist, hold_units)
-    return [_candidate(u, dist, period, a, b, len(text), lookback_periods)
-            for a, b in _regions(period, max_gap_units)]
+    return [_candidate(u, dist, period, a, b, lookback_periods)
+            for a, b in _regions(period, max_gap_units) if b - a >= min_region_units]

@@ -21,10 +21,11 @@ running to the end never depend on the screen. Memory is bounded by one window.
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, model_validator
 
-from ._tandem_scan import TandemCandidate, scan_tandem_repeats
+from ._tandem_scan import TandemCandidate, locate, scan_tandem_repeats
 from .base import Channel, DetectorInput, Finding, snippet
 
 __all__ = ["DETECTOR", "TandemRepeat", "TandemRepeatParams", "detect_tandem_repeat"]
@@ -72,7 +73,7 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
     block_chars: int = Field(4096, ge=256, description="Screening block, in code points.")
     history_chars: int = Field(8192, ge=0, description="History analysed with a screened block, in "
                                "code points (bounds the longest loop unit found mid-text).")
-    screen_ratio: float = Field(0.35, gt=0.0, description="A block whose zlib level-1 output/input "
+    screen_ratio: float = Field(0.3, gt=0.0, description="A block whose zlib level-1 output/input "
                                 "byte ratio is below this is analysed exactly.")
 
     @model_validator(mode="after")
@@ -101,30 +102,43 @@ def _qualifies(c: TandemCandidate, params: TandemRepeatParams, text_ends_here: b
         c.copies >= params.min_copies_loose and c.exact_fill >= params.min_exact_fill_loose)
 
 
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    candidate: TandemCandidate
+    onset: int
+    end: int
+    period_chars: int
+
+
 def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
-              fences_before: int) -> TandemCandidate | None:
+              fences_before: int) -> _Hit | None:
     """The earliest qualifying repeat; `fences_before` counts code fences before the window."""
-    best: TandemCandidate | None = None
+    best: _Hit | None = None
     for c in scan_tandem_repeats(window, kgram=params.kgram_units, max_period_units=params.max_period_units,
-                                 max_gap_units=params.max_gap_units, hold_units=params.hold_units):
-        if best is not None and c.onset >= best.onset:
+                                 max_gap_units=params.max_gap_units, hold_units=params.hold_units,
+                                 min_region_units=min(params.min_repeated_words, params.min_tail_words)):
+        if best is not None and c.onset_unit >= best.candidate.onset_unit:
             continue
+        if not _qualifies(c, params, text_ends_here, in_code=False):   # code only tightens the rules
+            continue
+        onset, end, period_chars = locate(window, c)
         # Fences starting before the onset: a 4-char pattern cannot start in the last 3 chars kept.
-        in_code = (fences_before + window[:c.onset + len(_FENCE) - 1].count(_FENCE)) % 2 == 1
+        in_code = (fences_before + window[:onset + len(_FENCE) - 1].count(_FENCE)) % 2 == 1
         if _qualifies(c, params, text_ends_here, in_code):
-            best = c
+            best = _Hit(c, onset, end, period_chars)
     return best
 
 
-def _finding(c: TandemCandidate, window: str, offset: int, channel: Channel) -> Finding:
-    unit = window[c.onset:c.onset + c.period_chars]
-    covered = c.end - c.onset
+def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
+    c = hit.candidate
+    unit = window[hit.onset:hit.onset + hit.period_chars]
+    covered = hit.end - hit.onset
     return Finding(
         detector=DETECTOR, kind="repetition", flagged=True, channel=channel, score=round(c.copies, 3),
-        onset=offset + c.onset, period=c.period_chars, unit=snippet(unit), covered_chars=covered,
+        onset=offset + hit.onset, period=hit.period_chars, unit=snippet(unit), covered_chars=covered,
         evidence=f"{c.copies:.1f} copies of a {c.period_words}-word unit: {snippet(unit)!r}",
         details={"copies": round(c.copies, 3), "period_units": c.period_units,
-                 "period_words": c.period_words, "end": offset + c.end,
+                 "period_words": c.period_words, "end": offset + hit.end,
                  "slot_variation": round(c.slot_variation, 3),
                  "counter_fraction": round(c.counter_fraction, 3), "reaches_end": c.reaches_end,
                  "coverage": 0.0},
