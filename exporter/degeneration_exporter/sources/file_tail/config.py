@@ -24,6 +24,7 @@ class FileTailConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    type: Literal["file_tail"] = Field("file_tail", description="Source kind (the `sources:` discriminator).")
     name: str = Field("files", min_length=1, description="Source name; becomes the `source` label value.")
     include: tuple[str, ...] = Field(
         (), description="Glob patterns of files to tail; `**` matches any number of directories."

@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Iterator
 
 from ...errors import SourceError
 from ..base import Line, Position, SourceStats
+from ..line_queue import LineQueue, QueueClosed
 from .config import FileTailConfig
 from .identity import FileId
 from .ledger import CommitLedger
@@ -28,13 +28,6 @@ __all__ = ["FileTailSource"]
 
 log = logging.getLogger(__name__)
 
-_WAKE_SECONDS = 0.1
-"""How often blocked queue operations look at the stop flag."""
-
-
-class _Stopped(Exception):
-    """Raised inside the reader when `close()` interrupts a blocked hand-off."""
-
 
 class FileTailSource:
     """Tails the files matched by `config.include`; see docs/tailing.md for the guarantees."""
@@ -43,11 +36,11 @@ class FileTailSource:
         self.config = config
         self.name = config.name
         self.stats = SourceStats()
-        self._queue: queue.Queue[Line] = queue.Queue(maxsize=config.queue_max_lines)
+        self._queue = LineQueue(config.queue_max_lines, self.stats)
         self._stop = threading.Event()
         self._ledger = CommitLedger(self._load_positions())
         self._tailer = FileTailer(
-            config, self._ledger, self.stats, self._put, clock=time.monotonic, wall_clock=time.time
+            config, self._ledger, self.stats, self._queue.put, clock=time.monotonic, wall_clock=time.time
         )
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
@@ -56,15 +49,7 @@ class FileTailSource:
     def lines(self) -> Iterator[Line]:
         """Yield lines as they are read until `close()`; starts the reader on first call."""
         self._start()
-        while True:
-            try:
-                line = self._queue.get(timeout=_WAKE_SECONDS)
-            except queue.Empty:
-                if self._stop.is_set():
-                    return
-                continue
-            self._set_queue_depth()
-            yield line
+        yield from self._queue.lines()
 
     def commit(self, position: Position) -> None:
         """Everything up to `position` was classified and counted; saved at the next sync."""
@@ -94,6 +79,7 @@ class FileTailSource:
                 return
             self._closed = True
         self._stop.set()
+        self._queue.close()
         for thread in self._threads:
             thread.join()
         self._tailer.close()
@@ -121,7 +107,7 @@ class FileTailSource:
                     self._tailer.discover()
                     next_glob = time.monotonic() + glob_every
                 more = self._tailer.poll()
-            except _Stopped:
+            except QueueClosed:
                 return
             except Exception:  # a bug must not end tailing: log, count, back off one poll
                 log.exception("file tail reader failed", extra={"source": self.name})
@@ -136,26 +122,10 @@ class FileTailSource:
         while not self._stop.wait(interval):
             self.checkpoint()
 
-    def _put(self, line: Line) -> None:
-        """Hand a line to the pipeline, waiting while the queue is full (backpressure, no drop)."""
-        while True:
-            try:
-                self._queue.put(line, timeout=_WAKE_SECONDS)
-                return
-            except queue.Full:
-                self._set_queue_depth()
-                if self._stop.is_set():
-                    raise _Stopped from None
-
     def _refresh_gauges(self) -> None:
         lag = self._ledger.lag_bytes()
         with self.stats.lock:
             self.stats.lag_bytes = lag
-            self.stats.queue_depth = self._queue.qsize()
-
-    def _set_queue_depth(self) -> None:
-        with self.stats.lock:
-            self.stats.queue_depth = self._queue.qsize()
 
     def _load_positions(self) -> dict[FileId, PositionEntry] | None:
         """Stored checkpoints; None on the very first start (no file yet, or none configured).

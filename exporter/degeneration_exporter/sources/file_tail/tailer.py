@@ -302,11 +302,11 @@ class FileTailer:
 
     def _deliver(self, tracked: _Tracked, pieces: list[Piece], *, partial: bool = False) -> None:
         for data, end in pieces:
+            tracked.line_no += 1
             if data is SKIPPED:
                 self._count_rejected("too_long")
                 self._ledger.note_skipped(tracked.key, end)
                 continue
-            tracked.line_no += 1
             self._ledger.note_emitted(tracked.key, end)
             self._count("lines_read")
             self._emit(Line(data, tracked.path, tracked.line_no, Position(tracked.key, end), partial=partial))

@@ -1,0 +1,275 @@
+"""`HttpPushSource`: `POST /ingest` with a JSONL body, for producers that cannot write files.
+
+Why the endpoint is separate from the server: the daemon can mount the same `/ingest` in its main
+HTTP server (one port to expose) by calling `IngestEndpoint.serve(handler)`, or the source listens on
+its own port. A body is accepted whole or not at all: over `max_body_bytes` is 413, a line that is not
+a JSON object is 400 naming the first such line, a full queue is 503 with Retry-After (nothing is
+half-queued, so a client retry never duplicates). Off loopback a bearer token is required, checked
+before any byte of the body is read.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from ..errors import ConfigError
+from .base import Line, Position, SourceStats
+from .file_tail.reader import SKIPPED, LineSplitter
+from .line_queue import WAKE_SECONDS, LineQueue
+
+__all__ = ["HttpPushConfig", "HttpPushSource", "IngestEndpoint", "Reply", "is_loopback"]
+
+log = logging.getLogger(__name__)
+
+ORIGIN = "http"
+INGEST_PATH = "/ingest"
+
+
+class HttpPushConfig(BaseModel):
+    """Options of the `http_push` source."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: Literal["http_push"] = Field("http_push", description="Source kind (the `sources:` discriminator).")
+    name: str = Field("http", min_length=1, description="Source name; becomes the `source` label value.")
+    listen_host: str | None = Field(
+        "127.0.0.1",
+        description="Address of this source's own server; None mounts `/ingest` on the daemon's main server.",
+    )
+    listen_port: int = Field(9478, ge=0, le=65535, description="Port of the own server (0: any free port).")
+    bearer_token: SecretStr | None = Field(
+        None, description="Token clients send as `Authorization: Bearer ...`; required off loopback."
+    )
+    bearer_token_file: Path | None = Field(
+        None, description="File holding the token (a mounted secret); used when `bearer_token` is unset."
+    )
+    max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
+    queue_max_lines: int = Field(
+        10_000, gt=0, description="Lines buffered for the pipeline; a body that does not fit waits, then 503."
+    )
+    enqueue_timeout: timedelta = Field(
+        timedelta(seconds=5), description="How long a request waits for queue room before answering 503."
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and loopback IPs; any other name or address is treated as exposed."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An HTTP answer: status, JSON body and extra headers."""
+
+    status: int
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def _reply(status: int, message: str, **extra: object) -> Reply:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    if status == 503:
+        headers = {"Retry-After": "1"}
+    return Reply(status, orjson.dumps({"status": status, "message": message, **extra}), headers)
+
+
+class IngestEndpoint:
+    """The `/ingest` logic, independent of any server: checks, splits, validates, enqueues."""
+
+    def __init__(self, config: HttpPushConfig, lines: LineQueue, stats: SourceStats) -> None:
+        self.config = config
+        self._queue = lines
+        self._stats = stats
+        self._token = _load_token(config)
+        self._numbering = threading.Lock()
+        self._line_no = 0
+
+    def preflight(self, method: str, headers: Mapping[str, str]) -> Reply | None:
+        """Method, auth and declared length, before the body is read; None when it may be read."""
+        if method != "POST":
+            return _reply(405, "use POST with a JSONL body")
+        if self._token is not None:
+            given = _header(headers, "Authorization") or ""
+            scheme, _, token = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self._token):
+                return _reply(401, "missing or wrong bearer token")
+        length = _header(headers, "Content-Length")
+        if length is None or not length.isdigit():
+            return _reply(411, "Content-Length is required")
+        if int(length) > self.config.max_body_bytes:
+            self._count_rejected("too_long")
+            return _reply(413, f"body exceeds max_body_bytes={self.config.max_body_bytes}")
+        return None
+
+    def handle(self, headers: Mapping[str, str], body: bytes) -> Reply:
+        """Validate every line (a JSON object each, checked with orjson), then enqueue all or none."""
+        if len(body) > self.config.max_body_bytes:
+            self._count_rejected("too_long")
+            return _reply(413, f"body exceeds max_body_bytes={self.config.max_body_bytes}")
+        splitter = LineSplitter(self.config.max_body_bytes)
+        pieces = splitter.feed(body)
+        last = splitter.take_partial()
+        if last is not None:
+            pieces.append(last)
+        records: list[bytes] = []
+        for number, (data, _end) in enumerate(pieces, start=1):
+            if data is SKIPPED or not _is_json_object(data):
+                self._count_rejected("invalid_json")
+                return _reply(400, f"line {number} is not a JSON object", line=number)
+            records.append(data)
+        if len(records) > self._queue.max_lines:
+            return _reply(413, f"{len(records)} lines exceed queue_max_lines={self._queue.max_lines}")
+        with self._numbering:
+            first = self._line_no + 1
+            self._line_no += len(records)
+        lines = [Line(data, ORIGIN, first + i, None) for i, data in enumerate(records)]
+        if not self._queue.put_all(lines, self.config.enqueue_timeout.total_seconds()):
+            return _reply(503, "queue full; retry later")
+        with self._stats.lock:
+            self._stats.lines_read += len(records)
+            self._stats.bytes_read += len(body)
+        return Reply(200, orjson.dumps({"accepted": len(records)}))
+
+    def serve(self, handler: BaseHTTPRequestHandler) -> None:
+        """Answer one request on any `http.server` handler (own server or the daemon's main one)."""
+        headers = {key: value for key, value in handler.headers.items()}
+        reply = self.preflight(handler.command, headers)
+        if reply is None:
+            body = handler.rfile.read(int(_header(headers, "Content-Length") or 0))
+            reply = self.handle(headers, body)
+        else:
+            handler.close_connection = True  # the unread body must not be taken for the next request
+        handler.send_response(reply.status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(reply.body)))
+        for key, value in reply.headers.items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(reply.body)
+
+    def _count_rejected(self, reason: str) -> None:
+        with self._stats.lock:
+            self._stats.rejected[reason] += 1
+
+
+class HttpPushSource:
+    """Lines pushed over HTTP; `lines()` runs until `close()`; nothing to commit (position None)."""
+
+    def __init__(self, config: HttpPushConfig, *, mounted_on_host: str | None = None) -> None:
+        """`mounted_on_host`: the main server's listen host when `/ingest` is mounted there.
+
+        Raises ConfigError when a non-loopback listener would run without a bearer token.
+        """
+        for host in (config.listen_host, mounted_on_host):
+            if host is not None and not is_loopback(host) and not _has_token(config):
+                raise ConfigError(
+                    f"http_push source {config.name!r} listens on {host}: bearer_token required off loopback",
+                    field=f"sources.{config.name}.bearer_token",
+                )
+        self.config = config
+        self.name = config.name
+        self.stats = SourceStats()
+        self._queue = LineQueue(config.queue_max_lines, self.stats)
+        self.endpoint = IngestEndpoint(config, self._queue, self.stats)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """(host, port) of the own server once started (the real port when 0 was asked)."""
+        if self._server is None:
+            return None
+        host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> None:
+        """Start the own server (no-op when mounted or already started)."""
+        if self.config.listen_host is None or self._server is not None:
+            return
+        endpoint = self.endpoint
+
+        class _Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                if self.path.split("?", 1)[0] != INGEST_PATH:
+                    self.send_error(404)
+                    return
+                endpoint.serve(self)
+
+            def log_message(self, format: str, *args: object) -> None:
+                log.debug(format, *args)
+
+        self._server = ThreadingHTTPServer((self.config.listen_host, self.config.listen_port), _Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(WAKE_SECONDS,), name=f"http_push[{self.name}]"
+        )
+        self._thread.daemon = True
+        self._thread.start()
+
+    def lines(self) -> Iterator[Line]:
+        """Yield pushed lines until `close()`; starts the own server on first call."""
+        self.start()
+        yield from self._queue.lines()
+
+    def commit(self, position: Position) -> None:
+        """Nothing to record: pushed lines are acknowledged when queued (docs/tailing.md)."""
+
+    def close(self) -> None:
+        """Stop the own server and end `lines()`; idempotent."""
+        self._queue.close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def _is_json_object(data: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(data), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    lowered = name.lower()
+    for key, value in headers.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+def _has_token(config: HttpPushConfig) -> bool:
+    return config.bearer_token is not None or config.bearer_token_file is not None
+
+
+def _load_token(config: HttpPushConfig) -> bytes | None:
+    if config.bearer_token is not None:
+        return config.bearer_token.get_secret_value().encode()
+    if config.bearer_token_file is not None:
+        try:
+            return config.bearer_token_file.read_text().strip().encode()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read bearer_token_file: {exc}", field=f"sources.{config.name}.bearer_token_file"
+            ) from exc
+    return None

@@ -1,0 +1,126 @@
+"""`HttpPushSource` on a real server at 127.0.0.1, driven with httpx."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+from degeneration_exporter.errors import ConfigError
+from degeneration_exporter.sources.http_push import HttpPushConfig, HttpPushSource, is_loopback
+from pydantic import SecretStr
+
+
+@pytest.fixture
+def source() -> Iterator[HttpPushSource]:
+    pushed = HttpPushSource(HttpPushConfig(listen_port=0, max_body_bytes=4096, queue_max_lines=50))
+    pushed.start()
+    yield pushed
+    pushed.close()
+
+
+def url(source: HttpPushSource, path: str = "/ingest") -> str:
+    assert source.address is not None
+    host, port = source.address
+    return f"http://{host}:{port}{path}"
+
+
+def drain(source: HttpPushSource, count: int) -> list[bytes]:
+    lines = source.lines()
+    return [next(lines).data for _ in range(count)]
+
+
+def test_accepts_a_jsonl_body_and_queues_every_line(source: HttpPushSource) -> None:
+    reply = httpx.post(url(source), content=b'{"a":1}\n{"a":2}\r\n{"a":3}')
+    assert reply.status_code == 200
+    assert reply.json() == {"accepted": 3}
+    assert drain(source, 3) == [b'{"a":1}', b'{"a":2}', b'{"a":3}']
+    assert source.stats.lines_read == 3
+
+
+def test_names_the_first_bad_line_and_queues_nothing(source: HttpPushSource) -> None:
+    reply = httpx.post(url(source), content=b'{"a":1}\n[1,2]\n{"a":\n')
+    assert reply.status_code == 400
+    assert reply.json()["line"] == 2
+    assert "line 2" in reply.json()["message"]
+    assert httpx.post(url(source), content=b'{"ok":1}\n').status_code == 200
+    assert drain(source, 1) == [b'{"ok":1}']  # the rejected body left nothing behind
+    assert source.stats.rejected["invalid_json"] == 1
+
+
+def test_body_over_the_limit_is_413_before_it_is_read(source: HttpPushSource) -> None:
+    reply = httpx.post(url(source), content=b'{"a":"' + b"x" * 5000 + b'"}\n')
+    assert reply.status_code == 413
+    assert source.stats.rejected["too_long"] == 1
+
+
+def test_full_queue_answers_503_without_queueing_part_of_the_body() -> None:
+    config = HttpPushConfig(listen_port=0, queue_max_lines=3, enqueue_timeout=timedelta(0))
+    pushed = HttpPushSource(config)
+    pushed.start()
+    try:
+        assert httpx.post(url(pushed), content=b"{}\n{}\n").status_code == 200
+        reply = httpx.post(url(pushed), content=b'{"late":1}\n{"late":2}\n')
+        assert reply.status_code == 503 and reply.headers["Retry-After"] == "1"
+        assert drain(pushed, 2) == [b"{}", b"{}"]
+        assert httpx.post(url(pushed), content=b'{"late":1}\n{"late":2}\n').status_code == 200
+        assert drain(pushed, 2) == [b'{"late":1}', b'{"late":2}']
+    finally:
+        pushed.close()
+
+
+def test_other_paths_and_methods_are_refused(source: HttpPushSource) -> None:
+    assert httpx.post(url(source, "/other"), content=b"{}\n").status_code == 404
+    assert httpx.get(url(source)).status_code == 501  # http.server: no do_GET
+
+
+def test_bearer_token_is_checked_when_set() -> None:
+    pushed = HttpPushSource(HttpPushConfig(listen_port=0, bearer_token=SecretStr("s3cret")))
+    pushed.start()
+    try:
+        assert httpx.post(url(pushed), content=b"{}\n").status_code == 401
+        wrong = {"Authorization": "Bearer nope"}
+        assert httpx.post(url(pushed), content=b"{}\n", headers=wrong).status_code == 401
+        right = {"Authorization": "Bearer s3cret"}
+        assert httpx.post(url(pushed), content=b"{}\n", headers=right).status_code == 200
+    finally:
+        pushed.close()
+
+
+def test_refuses_to_start_off_loopback_without_a_token() -> None:
+    with pytest.raises(ConfigError) as raised:
+        HttpPushSource(HttpPushConfig(listen_host="0.0.0.0", listen_port=0))
+    assert raised.value.field == "sources.http.bearer_token"
+    with pytest.raises(ConfigError):
+        HttpPushSource(HttpPushConfig(listen_host=None), mounted_on_host="::")
+    HttpPushSource(HttpPushConfig(listen_host="0.0.0.0", bearer_token=SecretStr("t")))  # token: allowed
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("example.org")
+
+
+def test_endpoint_mounts_in_another_http_server() -> None:
+    pushed = HttpPushSource(HttpPushConfig(listen_host=None), mounted_on_host="127.0.0.1")
+    endpoint = pushed.endpoint
+
+    class MainHandler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            if self.path == "/ingest":
+                endpoint.serve(self)
+            else:
+                self.send_error(404)
+
+    main = ThreadingHTTPServer(("127.0.0.1", 0), MainHandler)
+    thread = threading.Thread(target=main.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = main.server_address[1]
+        reply = httpx.post(f"http://127.0.0.1:{port}/ingest", content=b'{"m":1}\n')
+        assert reply.status_code == 200
+        assert drain(pushed, 1) == [b'{"m":1}']
+    finally:
+        main.shutdown()
+        main.server_close()
+        pushed.close()
