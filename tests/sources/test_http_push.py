@@ -124,3 +124,15 @@ def test_endpoint_mounts_in_another_http_server() -> None:
         main.shutdown()
         main.server_close()
         pushed.close()
+
+
+def test_respond_serves_a_server_that_already_read_the_body() -> None:
+    pushed = HttpPushSource(HttpPushConfig(listen_host=None, bearer_token=SecretStr("t")))
+    endpoint = pushed.endpoint
+    body = b'{"r":1}\n'
+    headers = {"content-length": str(len(body)), "authorization": "Bearer t"}
+    assert endpoint.respond("POST", headers, body).status == 200
+    assert endpoint.respond("POST", {"content-length": "8"}, body).status == 401
+    assert endpoint.respond("GET", headers, b"").status == 405
+    assert drain(pushed, 1) == [b'{"r":1}']
+    pushed.close()

@@ -147,6 +147,10 @@ class IngestEndpoint:
             self._stats.bytes_read += len(body)
         return Reply(200, orjson.dumps({"accepted": len(records)}))
 
+    def respond(self, method: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """Preflight and handle in one call, for a server that has already read the (bounded) body."""
+        return self.preflight(method, headers) or self.handle(headers, body)
+
     def serve(self, handler: BaseHTTPRequestHandler) -> None:
         """Answer one request on any `http.server` handler (own server or the daemon's main one)."""
         headers = {key: value for key, value in handler.headers.items()}

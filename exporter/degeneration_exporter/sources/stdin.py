@@ -27,7 +27,7 @@ class StdinConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    type: Literal["stdin"] = Field("stdin", description="Source kind; selects this model under `sources:`.")
+    type: Literal["stdin"] = Field("stdin", description="Source kind (the `sources:` discriminator).")
     name: str = Field("stdin", min_length=1, description="Source name; becomes the `source` label value.")
     max_line_bytes: int = Field(
         16 * 1024 * 1024, gt=0, description="Longer lines are skipped to the next newline, counted too_long."
