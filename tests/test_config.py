@@ -207,3 +207,39 @@ def test_check_config_validates_the_web_config_file(tmp_path: Path) -> None:
     done = _check_config("--config", str(path))
     assert done.returncode == 2
     assert "basic_auth_users.prom" in done.stderr
+
+
+# -- docs/configuration.md stays true ------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+BEGIN, END = "<!-- BEGIN GENERATED: check-config --print-reference -->\n", "<!-- END GENERATED -->"
+
+
+def test_docs_reference_is_the_generated_one() -> None:
+    from degeneration_exporter.config_reference import render_reference
+
+    text = DOCS.read_text()
+    embedded = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
+    assert embedded == render_reference(), (
+        "docs/configuration.md reference is stale: replace the part between the GENERATED markers with "
+        "`degeneration-exporter check-config --print-reference`"
+    )
+
+
+def test_docs_example_config_is_valid(tmp_path: Path) -> None:
+    text = DOCS.read_text()
+    example = text.split("## Example", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    web = tmp_path / "web.yml"
+    web.write_text("")
+    path = tmp_path / "example.yaml"
+    path.write_text(example.replace("/etc/degeneration-exporter/web.yml", str(web)))
+    settings = load_settings(path)
+    assert [s.name for s in settings.sources] == ["vllm-prod", "grpo"]
+    assert settings.sinks.otlp.enabled
+
+
+def test_docs_error_example_is_what_check_config_prints(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("sources:\n  - {name: a, start_at: middle}\n")
+    done = _check_config("--config", str(path))
+    assert done.stderr.strip() in DOCS.read_text().replace("bad.yaml", str(path))

@@ -120,7 +120,8 @@ class StateConfig(BaseModel):
     directory: Path = Field(
         default_factory=_default_state_directory,
         description="Positions of file_tail source NAME go to DIRECTORY/positions-NAME.json unless the "
-        "source sets positions_file; default $XDG_STATE_HOME/degeneration-exporter (~/.local/state/...).",
+        "source sets positions_file.",
+        json_schema_extra={"default_doc": "`$XDG_STATE_HOME/degeneration-exporter` (`~/.local/state/...`)"},
     )
 
     def positions_file_for(self, source_name: str) -> Path:

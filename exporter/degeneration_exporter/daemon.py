@@ -70,8 +70,11 @@ class Daemon:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         classifier = build_classifier(settings)
-        self.prometheus = PrometheusSink(settings.sinks.prometheus)
-        self._sinks: list[PrometheusSink | OtlpSink] = [self.prometheus]
+        self._sinks: list[PrometheusSink | OtlpSink] = []
+        self.prometheus: PrometheusSink | None = None
+        if settings.sinks.prometheus.enabled:
+            self.prometheus = PrometheusSink(settings.sinks.prometheus)
+            self._sinks.append(self.prometheus)
         if settings.sinks.otlp.enabled:
             from .sinks.otlp import OtlpSink  # optional extra, imported only when enabled
 
@@ -79,10 +82,11 @@ class Daemon:
         self._recent: deque[FlaggedSample] = deque(maxlen=max(settings.web.recent_flagged, 1))
         self._wired: list[_Wired] = []
         routes: dict[tuple[str, str], Route] = {
-            ("GET", "/metrics"): self._metrics,
             ("GET", "/"): self._landing,
             ("GET", "/healthz"): lambda _request: Response(200, b"ok\n"),
         }
+        if self.prometheus is not None:
+            routes[("GET", "/metrics")] = self._metrics
         for config in settings.sources:
             source, patterns = self._build_source(config)
             for sink in self._sinks:
@@ -144,6 +148,7 @@ class Daemon:
     # -- routes ------------------------------------------------------------------------------------
 
     def _metrics(self, _request: Request) -> Response:
+        assert self.prometheus is not None  # the route exists only with the sink
         return Response(200, self.prometheus.exposition(), _METRICS_CONTENT_TYPE)
 
     def _landing(self, _request: Request) -> Response:

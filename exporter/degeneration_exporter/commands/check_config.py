@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from ..config import load_settings
+from ..config_reference import render_reference
 from ..errors import ConfigError
 from ..web.toolkit_config import load_web_config
 
@@ -29,9 +30,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--print-effective", action="store_true",
         help="Print the merged settings, defaults included, as YAML.",
     )
+    parser.add_argument(
+        "--print-reference", action="store_true",
+        help="Print the reference of every option as Markdown (docs/configuration.md embeds it) and exit.",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.print_reference:
+        sys.stdout.write(render_reference())
+        return 0
     try:
         settings = load_settings(args.config)
         if settings.web.config_file is not None:

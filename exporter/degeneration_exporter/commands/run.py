@@ -29,6 +29,7 @@ HELP = "Run the daemon: tail PATHS (or the config's sources), classify, serve /m
 
 CLI_SOURCE_NAME = "files"
 EXAMPLE_SOURCE_NAME = "example"
+_SWITCH_INTERVAL_S = 0.0005
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,6 +121,10 @@ def main(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"degeneration-exporter run: error: {exc}", file=sys.stderr)
         return 2
+    # Scrapes share the GIL with the classifier threads; every socket call in a scrape gives the GIL up
+    # and waits up to one switch interval to get it back. At 1,000 responses/s the default 5 ms gave
+    # scrapes of p50 25 ms / max 48 ms, 0.5 ms gives p50 9 ms / max 20 ms (docs/benchmarks.md, Daemon soak).
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
