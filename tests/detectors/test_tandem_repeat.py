@@ -150,6 +150,31 @@ def test_code_with_repeated_structure_is_clean() -> None:
     assert not _detect(CODE).flagged
 
 
+ASSIGNMENTS = "".join(f"    self.{name} = compute_value(data, scale=2, offset=3, label='main', weight=None)\n"
+                      for name in ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"))
+
+
+def test_near_copies_are_clean_inside_a_code_fence_but_flagged_in_prose() -> None:
+    # One name changes per line: a loop with a slot in prose, legitimate structure in code.
+    assert _detect("Setup:\n" + ASSIGNMENTS + "Done.").flagged
+    assert not _detect("Setup:\n```python\n" + ASSIGNMENTS + "```\nDone.").flagged
+
+
+def test_a_code_loop_repeated_exactly_inside_a_fence_is_flagged() -> None:
+    loop = "    rows[i][j] = None\n    cols[i][j] = None\n" * 20
+    f = _detect("Sure:\n```python\ndef reset(rows, cols, i, j):\n" + loop)
+    assert f.flagged
+    assert f.unit is not None and "[i][j] = None" in f.unit
+
+
+def test_onset_is_the_first_appearance_of_a_quote_that_then_loops() -> None:
+    text = ('"I don\'t think Jairus wants to go anywhere," Williams said, via the Buffalo News. "'
+            + "I don't think Jairus wants to go anywhere. " * 8)
+    f = _detect(text)
+    assert f.flagged
+    assert f.onset == 1
+
+
 def test_a_table_of_numbers_is_clean() -> None:
     rng = random.Random(5)
     rows = [f"| {2000 + i} | {rng.randint(10, 999)} | {rng.randint(10, 999)} | {rng.random():.3f} |"
