@@ -30,6 +30,7 @@ _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1
 _UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
 _DIGITS = re.compile(r"\d+")
 _MAX_COUNTER_DIGITS = 18
+_EXACT = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +151,28 @@ def _regions(period: list[int], max_gap: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in regions]
 
 
+def _exact_period(ids: list[int], a: int, b: int, p: int) -> int:
+    """The shortest multiple of `p` (up to 3p) at which the region repeats exactly, else `p`.
+
+    Rows that alternate a word (`rows[i] = None`, `cols[i] = None`) match one row back with a slot,
+    but repeat exactly two rows back: the unit a reader sees is the pair.
+    """
+    def exact(q: int) -> float:
+        lo = max(a, q)
+        return sum(ids[i] == ids[i - q] for i in range(lo, b)) / (b - lo) if b > lo else 0.0
+
+    if exact(p) >= _EXACT:
+        return p
+    for q in (2 * p, 3 * p):
+        if b - a >= 2 * q and exact(q) >= _EXACT:
+            return q
+    return p
+
+
 def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
                lookback: int) -> TandemCandidate:
     matched = [period[i] for i in range(a, b) if period[i]]
-    p = Counter(matched).most_common(1)[0][0]
+    p = _exact_period(u.ids, a, b, Counter(matched).most_common(1)[0][0])
     mean_p = sum(matched) / len(matched)
     anchor = next((i for i in range(a, b) if dist[i] == p), a)
     first = max(0, anchor - p)
