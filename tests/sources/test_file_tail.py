@@ -343,3 +343,53 @@ def test_file_id_is_device_and_inode(tmp_path: Path) -> None:
     path.write_bytes(b"x")
     st = path.stat()
     assert str(FileId(st.st_dev, st.st_ino)) == f"{st.st_dev}:{st.st_ino}"
+
+
+def open_paths() -> set[str]:
+    """Paths this process holds open (Linux /proc)."""
+    fds = Path("/proc/self/fd")
+    paths = set()
+    for fd in fds.iterdir():
+        try:
+            paths.add(os.readlink(fd))
+        except OSError:
+            continue
+    return paths
+
+
+def test_idle_file_releases_its_descriptor_and_is_reopened_when_it_grows(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}'))
+    manual = ManualTailer(fast_config(tmp_path, idle_close_after=timedelta(seconds=60)))
+    assert manual.step() == [b'{"v":1}']
+    assert str(log) in open_paths()
+    manual.step(61)
+    assert str(log) not in open_paths()
+    append(log, jsonl('{"v":2}'))
+    assert manual.step() == [b'{"v":2}']
+    assert str(log) in open_paths()
+    manual.tailer.close()
+
+
+def test_rotated_file_is_drained_for_rotate_wait_then_closed(tmp_path: Path, logs: Path) -> None:
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl('{"v":1}'))
+    manual = ManualTailer(fast_config(tmp_path, rotate_wait=timedelta(seconds=30)))
+    manual.step()
+    with open(log, "ab") as writer:
+        os.rename(log, logs / "a.jsonl.1")
+        log.write_bytes(jsonl('{"new":1}'))
+        assert manual.step() == [b'{"new":1}']
+        writer.write(jsonl('{"late":1}') + b'{"frag')  # the old writer still has the old file open
+    assert manual.step(29) == [b'{"late":1}']
+    assert manual.step(2) == [b'{"frag']
+    assert manual.lines[-1].partial
+    assert str(logs / "a.jsonl.1") not in open_paths()
+    assert manual.stats.rotations == 1 and manual.stats.files_watched == 1
+    manual.tailer.close()
+
+
+def test_a_source_closed_before_it_ran_writes_no_positions(tmp_path: Path, logs: Path) -> None:
+    config = fast_config(tmp_path)
+    FileTailSource(config).close()
+    assert config.positions_file is not None and not config.positions_file.exists()

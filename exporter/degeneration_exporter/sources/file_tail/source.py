@@ -44,6 +44,7 @@ class FileTailSource:
         )
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
+        self._checkpoint_lock = threading.Lock()
         self._closed = False
 
     def lines(self) -> Iterator[Line]:
@@ -63,7 +64,8 @@ class FileTailSource:
         now = time.time()
         entries = self._ledger.snapshot(now, self.config.positions_retention.total_seconds())
         try:
-            save_positions(path, entries)
+            with self._checkpoint_lock:
+                save_positions(path, entries)
         except SourceError as exc:
             log.warning("%s", exc, extra={"source": self.name})
             with self.stats.lock:
@@ -73,7 +75,10 @@ class FileTailSource:
             self.stats.checkpoint_last_success_timestamp = now
 
     def close(self) -> None:
-        """Stop reading, close descriptors and write the positions file once more; idempotent."""
+        """Stop reading, close descriptors and write the positions file once more; idempotent.
+
+        A source that never started writes nothing, so the next start is still the very first.
+        """
         with self._start_lock:
             if self._closed:
                 return
@@ -83,7 +88,8 @@ class FileTailSource:
         for thread in self._threads:
             thread.join()
         self._tailer.close()
-        self.checkpoint()
+        if self._threads:
+            self.checkpoint()
 
     # -- threads -------------------------------------------------------------------------------
 
@@ -100,12 +106,16 @@ class FileTailSource:
         poll = self.config.poll_interval.total_seconds()
         glob_every = self.config.glob_interval.total_seconds()
         next_glob = 0.0
+        first = True
         while not self._stop.is_set():
             more = False
             try:
                 if time.monotonic() >= next_glob:
                     self._tailer.discover()
                     next_glob = time.monotonic() + glob_every
+                    if first:  # persist the start decisions (start_at) before any line goes out
+                        first = False
+                        self.checkpoint()
                 more = self._tailer.poll()
             except QueueClosed:
                 return
