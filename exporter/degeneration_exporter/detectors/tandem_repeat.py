@@ -55,7 +55,7 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
                                   "`max_slot_variation_short`.")
     min_fill: float = Field(0.8, ge=0.0, le=1.0, description="Fraction of units in the region that "
                             "equal the unit one period back.")
-    min_exact_fill: float = Field(0.7, ge=0.0, le=1.0, description="Fraction of units in the region "
+    min_exact_fill: float = Field(0.6, ge=0.0, le=1.0, description="Fraction of units in the region "
                                   "whose whole k-gram occurred within one period before.")
     code_max_slot_variation: float = Field(0.05, ge=0.0, le=1.0, description="Largest slot variation "
                                            "inside a fenced code block: code repeats its structure with "
