@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bench_detectors import per_delta_us
 from degeneration_exporter.classification.classify import DEFAULT_REPETITION_DETECTORS
 from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
@@ -127,17 +128,6 @@ def peak_mib(fn: Callable[[str], bool], text: str) -> float:
         tracemalloc.stop()
 
 
-def per_delta_us(text: str, seen: int, span: int) -> float:
-    live = TandemRepeat(TandemRepeatParams())
-    for i in range(0, seen, 4_096):
-        live.feed(text[i:min(i + 4_096, seen)])
-    deltas = [text[i:i + DELTA_CHARS] for i in range(seen, seen + span, DELTA_CHARS)]
-    start = time.perf_counter()
-    for d in deltas:
-        live.feed(d)
-    return (time.perf_counter() - start) / len(deltas) * 1e6
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--size", type=int, default=500_000, help="input size in characters")
@@ -158,8 +148,11 @@ def main() -> None:
             print(f"| {name} | {form} | {mb / secs:,.1f} | {base_s / secs:.2f}x | {peak_mib(fn, text):.2f} | "
                   f"{'yes' if verdict else 'no'} |")
     clean = texts["clean"] + texts["clean"][:40_000]
-    early = min(per_delta_us(clean, 10_000, 30_000) for _ in range(3))
-    late = min(per_delta_us(clean, args.size, 30_000) for _ in range(3))
+    def fresh() -> TandemRepeat:
+        return TandemRepeat(TandemRepeatParams())
+
+    early = min(per_delta_us(fresh, clean[:10_000], clean[10_000:40_000]) for _ in range(3))
+    late = min(per_delta_us(fresh, clean[:args.size], clean[args.size:args.size + 30_000]) for _ in range(3))
     print("\n| incremental form | µs per 16-char delta after 10 kB | after 500 kB | ratio |")
     print("|---|---:|---:|---:|")
     print(f"| tandem_repeat | {early:.2f} | {late:.2f} | {late / early:.2f} |")

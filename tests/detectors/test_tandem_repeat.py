@@ -249,7 +249,7 @@ def test_rejects_short_variation_looser_than_the_long_one() -> None:
         TandemRepeatParams(max_slot_variation=0.1, max_slot_variation_short=0.2)
 
 
-_PIECES = ["alpha", "beta", "gamma", "1.", "2.", "猫", "的", "\n", ",", "delta epsilon", "```"]
+_PIECES = ["alpha", "beta", "gamma", "1.", "2.", "猫", "的", "\n", ",", "delta epsilon", "\n```", "```\n"]
 _LOOPY = st.lists(st.sampled_from(_PIECES), max_size=400).map(" ".join)
 
 
