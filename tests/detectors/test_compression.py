@@ -185,7 +185,7 @@ def test_incremental_memory_stays_within_a_window_and_a_stride() -> None:
     text = hexfill(200_000, "m")
     for i in range(0, len(text), 37):
         live.feed(text[i:i + 37])
-        held = len(live._buf) + live._pending_chars
+        held = len(live._buf) + sum(map(len, live._pending))
         assert held <= params.window_size + params.stride + 37
     assert live.finish() == detect_compression(DetectorInput(text), params)
 
@@ -242,3 +242,10 @@ def test_never_raises_on_any_unicode_and_offsets_stay_code_points(text: str) -> 
     assert finding.details["text_length"] == len(text)
     ends = [e for _, e in window_bounds(len(text), 16, 5)]
     assert all(iv[1] in ends for iv in finding.details["hit_intervals"])
+
+
+def test_findings_carry_the_channel_they_were_fed_on() -> None:
+    live = Compression(CompressionParams(window_size=100, stride=50))
+    fired = live.feed("ab" * 100, channel="reasoning")
+    assert fired is not None and fired.channel == "reasoning"
+    assert live.finish().channel == "reasoning"

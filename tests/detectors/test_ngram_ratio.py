@@ -180,3 +180,10 @@ def test_incremental_equals_batch_for_any_chunking(text: str, cuts: list[int], n
 def test_never_raises_on_any_unicode(text: str) -> None:
     finding = detect_ngram_ratio(DetectorInput(text), LOOSE)
     assert finding.details["generated_tokens"] == len(text_words(text))
+
+
+def test_findings_carry_the_channel_they_were_fed_on() -> None:
+    live = NgramRatio(NgramRatioParams())
+    fired = live.feed("again and again and again " * 20, channel="reasoning")
+    assert fired is not None and fired.channel == "reasoning"
+    assert live.finish().channel == "reasoning"

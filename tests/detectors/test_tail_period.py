@@ -189,3 +189,9 @@ def test_never_raises_on_any_unicode(text: str) -> None:
     finding = detect_tail_period(DetectorInput(text * 6), TailPeriodParams(min_span_bytes=3))
     if finding.flagged:
         assert finding.onset is not None and 0 <= finding.onset <= len(text) * 6
+
+
+def test_findings_carry_the_channel_they_were_fed_on() -> None:
+    live = TailPeriod(TailPeriodParams(check="every_delta"))
+    fired = live.feed(ROW * 6, channel="reasoning")
+    assert fired is not None and fired.channel == "reasoning"

@@ -323,9 +323,9 @@ class Compression:
         self._buf = ""
         self._buf_start = 0
         self._pending: list[str] = []
-        self._pending_chars = 0
         self._length = 0
         self._next_start = 0
+        self._due = self._params.window_size  # the length at which `feed` has work to do
         self._stopped = False
         self._fired = False
         self._channel: Channel = "content"
@@ -340,16 +340,9 @@ class Compression:
         if self._stopped:
             return None
         self._pending.append(delta)
-        self._pending_chars += len(delta)
-        window = self._params.window_size
-        if self._params.mode == "relax" and self._length >= self._next_start + window:
-            self._scan_full_windows()
-        elif self._pending_chars > window:
-            self._consolidate()
-        if self._tally.hits and not self._fired:
-            self._fired = True
-            return _finding(self._tally, self._length, channel)
-        return None
+        if self._length < self._due:
+            return None
+        return self._catch_up(channel)
 
     def finish(self) -> Finding:
         """The verdict for everything fed: the batch finding on the concatenated deltas."""
@@ -358,12 +351,26 @@ class Compression:
             self._final = _finding(self._tally, self._length, self._channel)
         return self._final
 
+    def _catch_up(self, channel: Channel) -> Finding | None:
+        """Scan the full windows the text now completes, or just compact the buffer."""
+        window = self._params.window_size
+        relax = self._params.mode == "relax"
+        if relax and self._length >= self._next_start + window:
+            self._scan_full_windows()
+        else:
+            self._consolidate()
+        compact_at = self._length + window + 1
+        self._due = min(self._next_start + window, compact_at) if relax else compact_at
+        if self._tally.hits and not self._fired:
+            self._fired = True
+            return _finding(self._tally, self._length, channel)
+        return None
+
     def _consolidate(self) -> None:
         """Join pending deltas into the buffer and drop what no future window can need."""
         if self._pending:
             self._buf += "".join(self._pending)
             self._pending.clear()
-            self._pending_chars = 0
         keep_from = max(self._buf_start, self._length - self._params.window_size)
         if keep_from > self._buf_start:
             self._buf = self._buf[keep_from - self._buf_start:]
@@ -376,7 +383,6 @@ class Compression:
         if self._pending:
             self._buf += "".join(self._pending)
             self._pending.clear()
-            self._pending_chars = 0
         window, stride = self._params.window_size, self._params.stride
         while self._next_start + window <= self._length:
             start = self._next_start
