@@ -245,7 +245,7 @@ def test_never_raises_on_any_unicode_and_offsets_stay_code_points(text: str) -> 
 
 
 def test_findings_carry_the_channel_they_were_fed_on() -> None:
-    live = Compression(CompressionParams(window_size=100, stride=50))
+    live = Compression(CompressionParams(window_size=100, stride=50, threshold=2.0))
     fired = live.feed("ab" * 100, channel="reasoning")
     assert fired is not None and fired.channel == "reasoning"
     assert live.finish().channel == "reasoning"
