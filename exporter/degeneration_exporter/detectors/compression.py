@@ -264,7 +264,7 @@ class CompressionParams(BaseModel, frozen=True, extra="forbid"):
         return self
 
 
-def _tally_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> _WindowScan:
+def _scan_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> _WindowScan:
     stop = params.stop_at_first_hit and params.mode == "relax"
     return _scan(text, _bounds(len(text), params), params.threshold, stop, ratio_fn)
 
@@ -274,7 +274,7 @@ def has_repetition(text: str, params: CompressionParams | None = None) -> bool:
     params = params or CompressionParams()
     if params.mode == "relax":
         params = params.model_copy(update={"stop_at_first_hit": True})
-    return bool(_tally_for(text, params).hits)
+    return bool(_scan_for(text, params).hits)
 
 
 def repetition_frac(texts: Iterable[str], params: CompressionParams | None = None) -> float:
@@ -283,8 +283,8 @@ def repetition_frac(texts: Iterable[str], params: CompressionParams | None = Non
     return sum(flags) / len(flags) if flags else 0.0
 
 
-def _finding(tally: _WindowScan, text_length: int, channel: Channel) -> Finding:
-    report = tally.report(text_length)
+def _finding(scan: _WindowScan, text_length: int, channel: Channel) -> Finding:
+    report = scan.report(text_length)
     details = report.to_dict()
     if text_length:
         details["coverage"] = report.covered_chars / text_length
@@ -296,14 +296,14 @@ def _finding(tally: _WindowScan, text_length: int, channel: Channel) -> Finding:
         score=report.max_compression_ratio,
         onset=report.hit_windows[0].start if report.hit_windows else None,
         covered_chars=report.covered_chars,
-        evidence=tally.evidence,
+        evidence=scan.evidence,
         details=details,
     )
 
 
 def detect_compression(inp: DetectorInput, params: CompressionParams) -> Finding:
     """Batch form over `inp.text`: onset is the first hit window's start, score the maximum ratio."""
-    return _finding(_tally_for(inp.text, params), len(inp.text), "content")
+    return _finding(_scan_for(inp.text, params), len(inp.text), "content")
 
 
 class Compression:
@@ -319,7 +319,7 @@ class Compression:
     def __init__(self, params: CompressionParams | None = None, *, ratio_fn: RatioFn | None = None) -> None:
         self._params = params or CompressionParams()
         stop = self._params.stop_at_first_hit and self._params.mode == "relax"
-        self._tally = _WindowScan(self._params.threshold, stop, ratio_fn)
+        self._windows = _WindowScan(self._params.threshold, stop, ratio_fn)
         self._buf = ""
         self._buf_start = 0
         self._pending: list[str] = []
@@ -348,7 +348,7 @@ class Compression:
         """The verdict for everything fed: the batch finding on the concatenated deltas."""
         if self._final is None:
             self._scan_last_window()
-            self._final = _finding(self._tally, self._length, self._channel)
+            self._final = _finding(self._windows, self._length, self._channel)
         return self._final
 
     def _catch_up(self, channel: Channel) -> Finding | None:
@@ -361,9 +361,9 @@ class Compression:
             self._consolidate()
         compact_at = self._length + window + 1
         self._due = min(self._next_start + window, compact_at) if relax else compact_at
-        if self._tally.hits and not self._fired:
+        if self._windows.hits and not self._fired:
             self._fired = True
-            return _finding(self._tally, self._length, channel)
+            return _finding(self._windows, self._length, channel)
         return None
 
     def _consolidate(self) -> None:
@@ -377,7 +377,7 @@ class Compression:
             self._buf_start = keep_from
 
     def _measure(self, start: int, end: int) -> None:
-        self._tally.run(self._buf, self._buf_start, ((start, end),))
+        self._windows.run(self._buf, self._buf_start, ((start, end),))
 
     def _scan_full_windows(self) -> None:
         if self._pending:
@@ -388,7 +388,7 @@ class Compression:
             start = self._next_start
             self._next_start += stride
             self._measure(start, start + window)
-            if self._tally.stopped:
+            if self._windows.stopped:
                 self._stopped = True
                 self._buf, self._buf_start = "", self._length
                 return
