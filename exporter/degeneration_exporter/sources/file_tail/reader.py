@@ -66,10 +66,18 @@ class LineSplitter:
             self._pending.clear()
             start = first_nl + 1
         if start <= last_nl:
-            end = base + start
-            for line in chunk[start:last_nl].split(b"\n"):
-                end += len(line) + 1
-                out.append(self._piece(line, end))
+            region = chunk[start:last_nl]
+            lines = region.split(b"\n")
+            if b"\r" in region or len(region) > self.max_line_bytes:
+                end = base + start
+                for line in lines:
+                    end += len(line) + 1
+                    out.append(self._piece(line, end))
+            else:  # the common case: no CR, no line can be too long; offsets are all that is left
+                end = base + start
+                for line in lines:
+                    end += len(line) + 1
+                    out.append((line, end))
         self._buffer(chunk, last_nl + 1)
         return out
 

@@ -301,15 +301,31 @@ class FileTailer:
     # -- handing lines out ---------------------------------------------------------------------
 
     def _deliver(self, tracked: _Tracked, pieces: list[Piece], *, partial: bool = False) -> None:
+        """Turn pieces into Lines; a skipped too-long line is chained behind the line before it."""
+        batch: list[Line] = []
+        path, key = tracked.path, tracked.key
         for data, end in pieces:
             tracked.line_no += 1
             if data is SKIPPED:
+                self._hand_out(key, batch)
+                batch = []
                 self._count_rejected("too_long")
-                self._ledger.note_skipped(tracked.key, end)
-                continue
-            self._ledger.note_emitted(tracked.key, end)
-            self._count("lines_read")
-            self._emit(Line(data, tracked.path, tracked.line_no, Position(tracked.key, end), partial=partial))
+                self._ledger.note_skipped(key, end)
+            else:
+                batch.append(Line(data, path, tracked.line_no, Position(key, end), partial))
+        self._hand_out(key, batch)
+
+    def _hand_out(self, key: str, batch: list[Line]) -> None:
+        """Note the batch's last offset as handed out, then pass each line on (may block)."""
+        if not batch:
+            return
+        last = batch[-1].position
+        assert last is not None
+        self._ledger.note_emitted(key, last.offset)
+        stats = self._stats
+        for line in batch:
+            self._emit(line)
+            stats.lines_read += 1  # one writer (this thread): no lock needed for an int field
 
     def _emit_partial(self, tracked: _Tracked) -> None:
         """Rule 4: once the writer is gone, an unterminated fragment goes out once, marked partial."""
