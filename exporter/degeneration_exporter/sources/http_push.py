@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 ORIGIN = "http"
 INGEST_PATH = "/ingest"
+SOCKET_TIMEOUT_SECONDS = 30.0
 
 
 class HttpPushConfig(BaseModel):
@@ -210,6 +211,8 @@ class HttpPushSource:
         endpoint = self.endpoint
 
         class _Handler(BaseHTTPRequestHandler):
+            timeout = SOCKET_TIMEOUT_SECONDS  # a client that stalls mid-body cannot hold a thread forever
+
             def do_POST(self) -> None:
                 if self.path.split("?", 1)[0] != INGEST_PATH:
                     self.send_error(404)
