@@ -59,7 +59,10 @@ def total(samples: Samples, name: str, **labels: str) -> float:
 
 
 class DaemonProcess:
-    """`degeneration-exporter run ARGS --listen 127.0.0.1:PORT` in a subprocess, stderr to a file."""
+    """`degeneration-exporter run ARGS --listen 127.0.0.1:PORT` in a subprocess, stderr to a file.
+
+    Use as a context manager so a failing test still stops it; `stop()` is idempotent.
+    """
 
     def __init__(self, args: Sequence[str], log_file: Path, port: int | None = None,
                  env: Mapping[str, str] | None = None) -> None:
@@ -71,7 +74,18 @@ class DaemonProcess:
         full_env.update(env or {})
         self._log = log_file.open("ab")
         self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=full_env)
-        wait_for(self._healthy, 30, f"daemon /healthz on port {self.port} (log: {log_file})")
+        try:
+            wait_for(self._healthy, 30, f"daemon /healthz on port {self.port} (log: {log_file})")
+        except BaseException:
+            self.stop(signal.SIGKILL)
+            raise
+
+    def __enter__(self) -> DaemonProcess:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """Never leave a daemon behind, whatever the test did."""
+        self.stop()
 
     @property
     def url(self) -> str:
@@ -109,9 +123,11 @@ class DaemonProcess:
                 self.process.kill()
                 self.process.wait()
                 raise AssertionError(f"daemon did not stop on {sig.name}: {self.log_text()}") from None
-        self._log.close()
+        if not self._log.closed:
+            self._log.close()
         return self.process.returncode
 
     def log_text(self) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_file.read_text(errors="replace")[-4000:]
