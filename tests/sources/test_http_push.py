@@ -134,5 +134,6 @@ def test_respond_serves_a_server_that_already_read_the_body() -> None:
     assert endpoint.respond("POST", headers, body).status == 200
     assert endpoint.respond("POST", {"content-length": "8"}, body).status == 401
     assert endpoint.respond("GET", headers, b"").status == 405
+    assert endpoint.respond("POST", {"authorization": "Bearer t"}, body).status == 411
     assert drain(pushed, 1) == [b'{"r":1}']
     pushed.close()
