@@ -29,6 +29,7 @@ __all__ = ["TandemCandidate", "locate", "scan_tandem_repeats"]
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
 _UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
 _DIGITS = re.compile(r"\d+")
+_SENTENCE_END = re.compile("(?:[.!?…。！？][\"'”’)\\]]*\\s+|\n\\s*)")
 _MAX_COUNTER_DIGITS = 18
 _EXACT = 0.95
 
@@ -78,6 +79,21 @@ def _units(text: str) -> _Units:
     return _Units(list(map(ids_of.__getitem__, raw)), raw, list(map(content_of.__getitem__, raw)))
 
 
+def _sentence_start(text: str, onset: int, limit: int) -> int:
+    """Start of the sentence or line holding `onset`, when it begins at most `limit` (a period) earlier.
+
+    Copies whose first words are a slot (`Elliott has been…`, `Bell has been…`) match only from the
+    second word on; a reader dates the copy from the start of its sentence.
+    """
+    lo = max(0, onset - limit)
+    last = None
+    for m in _SENTENCE_END.finditer(text, lo, onset):
+        last = m.end()
+    if last is None:
+        return 0 if lo == 0 else onset
+    return last
+
+
 def locate(text: str, c: TandemCandidate) -> tuple[int, int, int]:
     """Code-point onset, end and period of a candidate found in `text` (one tokenising pass)."""
     wanted = {c.onset_unit, c.copy_unit, c.copy_unit + c.period_units, c.end_unit - 1}
@@ -88,8 +104,9 @@ def locate(text: str, c: TandemCandidate) -> tuple[int, int, int]:
             starts[i], ends[i] = m.start(), m.end()
         if i >= c.end_unit - 1 and i >= c.copy_unit + c.period_units:
             break
-    next_copy = starts.get(c.copy_unit + c.period_units, len(text))
-    return starts[c.onset_unit], ends[c.end_unit - 1], next_copy - starts[c.copy_unit]
+    period_chars = starts.get(c.copy_unit + c.period_units, len(text)) - starts[c.copy_unit]
+    onset = _sentence_start(text, starts[c.onset_unit], period_chars)
+    return onset, ends[c.end_unit - 1], period_chars
 
 
 def _is_counter_step(later: str, earlier: str) -> bool:
