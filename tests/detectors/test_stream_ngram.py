@@ -50,8 +50,8 @@ def word_streams(draw: st.DrawFn, max_words: int = 120) -> str:
 
 
 def _compare(text_deltas: list[str], min_n: int, max_n: int, repeats: int, tail: int | None,
-             runs: RunProfile | None = None) -> None:
-    ours = OsaurusStream("stream_ngram", "test", runs, WordTail(min_n, max_n, repeats, tail))
+             runs: RunProfile | None = None, bulk_words: int = 24) -> None:
+    ours = OsaurusStream("stream_ngram", "test", runs, WordTail(min_n, max_n, repeats, tail, bulk_words))
     ref_runs = None
     if runs is not None:
         ref_runs = (runs.alnum_threshold, runs.other_threshold, runs.whitespace_counts, runs.growth_gate,
@@ -71,11 +71,12 @@ def _compare(text_deltas: list[str], min_n: int, max_n: int, repeats: int, tail:
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), sizes=st.sampled_from([(1, 3, 2), (2, 4, 3), (1, 2, 4), (3, 5, 2)]),
-       tail=st.sampled_from([None, 8, 17, 40, 120]))
+       tail=st.sampled_from([None, 8, 17, 40, 120]), bulk_words=st.sampled_from([0, 2, 24, 10**6]))
 def test_incremental_equals_published_algorithm_for_any_chunking(
-        data: st.DataObject, sizes: tuple[int, int, int], tail: int | None) -> None:
+        data: st.DataObject, sizes: tuple[int, int, int], tail: int | None, bulk_words: int) -> None:
+    """Both scans (per-word for small deltas, vectorised for large ones) and any mix of them."""
     text = data.draw(word_streams())
-    _compare(data.draw(chunkings(text)), *sizes, tail)
+    _compare(data.draw(chunkings(text)), *sizes, tail, bulk_words=bulk_words)
 
 
 @settings(max_examples=150, deadline=None)

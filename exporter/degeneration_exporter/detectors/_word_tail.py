@@ -4,7 +4,9 @@ Why incremental: osaurus appends each delta to a 4096-character tail, re-splits 
 whitespace and rescans every (n, start) pair on every delta. The verdict only changes through the
 words a delta completes (and the trailing partial word), so this keeps the tail as a list of
 complete words plus the partial one, and per n-gram size the start of the trailing run of
-"word i equals word i+n" matches. A delta costs O(words it adds x sizes), not O(tail).
+"word j equals word j-n" matches. A delta costs O(words it adds), not O(tail): a streamed delta asks
+per new word whether it occurs among the 12 before it (one C-level `in`), a large one compares all
+its words per size with `bytes(map(operator.eq, ...))` and a compiled regex.
 
 Equivalence with the published scan (pinned by tests/detectors/test_stream_ngram.py against a naive
 re-implementation): `(n, s)` fires iff words s .. s+n*R-1 satisfy word[i] == word[i+n], i.e. a run of
@@ -26,6 +28,8 @@ from ._swift_text import WORD, is_whitespace
 __all__ = ["NgramLoop", "WordTail"]
 
 _COMPACT_WORDS = 2048
+BULK_WORDS = 24
+"""Deltas adding more complete words than this take the vectorised scan; fewer, the per-word one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +53,29 @@ class WordTail:
     """The published tail (None = unbounded, the gauntlet's whole text) with the n-gram rule."""
 
     __slots__ = (
-        "_base", "_end", "_first", "_limit", "_max_n", "_min_n", "_partial", "_partial_start",
-        "_repeats", "_run_pattern", "_run_start", "_starts", "_tail_start", "_words",
+        "_base",
+        "_bulk_words",
+        "_end",
+        "_first",
+        "_limit",
+        "_live",
+        "_max_n",
+        "_min_n",
+        "_partial",
+        "_partial_start",
+        "_repeats",
+        "_run_pattern",
+        "_starts",
+        "_tail_start",
+        "_words",
     )
 
-    def __init__(self, min_n: int, max_n: int, repeats: int, tail_chars: int | None) -> None:
+    def __init__(self, min_n: int, max_n: int, repeats: int, tail_chars: int | None,
+                 bulk_words: int = BULK_WORDS) -> None:
         if not 1 <= min_n <= max_n or repeats < 2 or (tail_chars is not None and tail_chars < 1):
             raise ValueError("need 1 <= min_n <= max_n, repeats >= 2 and tail_chars >= 1")
         self._min_n, self._max_n, self._repeats, self._limit = min_n, max_n, repeats, tail_chars
+        self._bulk_words = bulk_words
         self._run_pattern = {
             n: re.compile(b"\x01{" + str(n * (repeats - 1)).encode() + b",}") for n in range(min_n, max_n + 1)
         }
@@ -68,8 +87,9 @@ class WordTail:
         self._partial_start = 0
         self._end = 0  # absolute offset just past everything pushed
         self._tail_start = 0
-        # Per size n: absolute index where the trailing run of word[i] == word[i+n] (complete words) starts.
-        self._run_start = [0] * (max_n + 1)
+        # Sizes n whose trailing run of word[j] == word[j-n] (over complete words) is not empty, mapped to
+        # the first j of that run: the run's copies start at word j - n.
+        self._live: dict[int, int] = {}
 
     @property
     def tail_chars(self) -> int:
@@ -120,6 +140,56 @@ class WordTail:
         self._end = offset + size
 
     def _scan(self, old_complete: int) -> NgramLoop | None:
+        if self._base + len(self._words) - old_complete > self._bulk_words:
+            return self._scan_bulk(old_complete)
+        return self._scan_words(old_complete)
+
+    def _scan_words(self, old_complete: int) -> NgramLoop | None:
+        """Few new words (a streamed delta): for each, the sizes n at which it repeats word j - n."""
+        words, base, first = self._words, self._base, self._first
+        min_n, max_n, needed = self._min_n, self._max_n, self._repeats - 1
+        complete = base + len(words)
+        live = self._live
+        fired: dict[int, int] = {}  # n -> start of the first run reaching n * (R - 1) matches
+        for j in range(old_complete, complete + (1 if self._partial else 0)):
+            word = words[j - base] if j < complete else self._partial
+            lo = max(first, j - max_n)
+            if word not in words[lo - base : j - min_n + 1 - base]:
+                if j < complete:
+                    live = {}
+                continue
+            grown: dict[int, int] = {}
+            for n in range(min_n, max_n + 1):
+                if j - n < first:
+                    break
+                if words[j - n - base] == word:
+                    since = max(live.get(n, j), first + n)
+                    grown[n] = since
+                    if j - since + 1 >= n * needed and n not in fired:
+                        fired[n] = since - n
+            if j < complete:
+                live = grown
+            else:
+                # The partial word may still change: test it, never commit it.
+                for n, since in grown.items():
+                    if j - since + 1 >= n * needed and n not in fired:
+                        fired[n] = since - n
+        self._live = live
+        if not fired:
+            return None
+        n = min(fired)
+        return self._loop(n, fired[n], self._matched_from(fired[n], n))
+
+    def _matched_from(self, start: int, n: int) -> int:
+        """How many consecutive i from `start` have word[i] == word[i+n] (the copies' extent)."""
+        last = self._base + len(self._words) - (0 if self._partial else 1)
+        i = start
+        while i + n <= last and self._token(i)[0] == self._token(i + n)[0]:
+            i += 1
+        return i - start
+
+    def _scan_bulk(self, old_complete: int) -> NgramLoop | None:
+        """Many new words (batch, large deltas): per n, one C-level comparison and one regex search."""
         complete = self._base + len(self._words)
         first = self._first
         lo = max(first, old_complete - self._max_n)
@@ -127,9 +197,11 @@ class WordTail:
         if self._partial:
             window.append(self._partial)
         eq = operator.eq
+        live = self._live
         for n in range(self._min_n, self._max_n + 1):
             i0 = max(old_complete - n, first)
-            run_from = max(self._run_start[n], first)
+            since = live.get(n)
+            run_from = i0 if since is None else max(since - n, first)
             prior = i0 - run_from
             matches = bytes(map(eq, window[i0 - lo :], window[i0 - lo + n :]))
             needed = n * (self._repeats - 1)
@@ -142,9 +214,12 @@ class WordTail:
             settled = matches[: max(0, complete - n - i0)]
             if settled:
                 trailing = len(settled) - len(settled.rstrip(b"\x01"))
-                self._run_start[n] = run_from if trailing == len(settled) else complete - n - trailing
-            else:
-                self._run_start[n] = run_from
+                if trailing == len(settled):
+                    live[n] = run_from + n
+                elif trailing:
+                    live[n] = complete - trailing
+                else:
+                    live.pop(n, None)
         return None
 
     def _token(self, index: int) -> tuple[str, int]:
