@@ -105,6 +105,17 @@ def test_flags_a_late_loop_in_a_long_reply_the_global_ratio_would_dilute() -> No
     assert abs(f.onset - len(intro)) <= 0.02 * len(text)
 
 
+def test_flags_a_loop_in_the_middle_of_a_long_reply_that_then_recovers() -> None:
+    # Mid-text the zlib screen must see it: 3,000 characters of loop make a block compress below 0.3.
+    before, after = _prose(300, seed=12) + " ", " " + _prose(300, seed=13)
+    loop = ("The committee reviewed the budget again and found nothing new to report. " * 50)[:3000]
+    text = before + loop + after
+    assert len(before) > 4 * DEFAULT.block_chars and len(after) > 4 * DEFAULT.block_chars
+    f = _detect(text)
+    assert f.flagged
+    assert abs(f.onset - len(before)) <= 0.02 * len(text)
+
+
 def test_flags_a_chinese_loop_without_spaces() -> None:
     text = "春天来了，花开了。" + "猫猫的福制是一种猫猫的福制，" * 12
     f = _detect(text)
