@@ -65,7 +65,7 @@ class DaemonProcess:
     """
 
     def __init__(self, args: Sequence[str], log_file: Path, port: int | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, *, stdin_pipe: bool = False) -> None:
         self.port = port or free_port()
         self.log_file = log_file
         command = [sys.executable, "-m", "degeneration_exporter", "run", *args,
@@ -73,7 +73,8 @@ class DaemonProcess:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
         full_env.update(env or {})
         self._log = log_file.open("ab")
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=full_env)
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
+                                        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL)
         try:
             wait_for(self._healthy, 30, f"daemon /healthz on port {self.port} (log: {log_file})")
         except BaseException:

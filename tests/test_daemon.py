@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 from degeneration_exporter.classification.classify import Classifier
@@ -143,3 +144,34 @@ def test_a_failing_sink_costs_one_line_counted_internal_and_the_line_is_committe
     assert [p.offset for p in source.committed] == [1, 2, 3]
     assert [r.kinds for r in sink.seen] == [[], ["template_leak"]]
     assert "mem.jsonl:2: internal" in caplog.text
+
+
+def test_stdin_lines_are_counted_and_the_daemon_outlives_the_end_of_input(tmp_path: Path) -> None:
+    with DaemonProcess(["-"], tmp_path / "daemon.log", stdin_pipe=True) as daemon:
+        assert daemon.process.stdin is not None
+        daemon.process.stdin.write(chat_line(CLEAN, n=0) + chat_line(LOOP, "length", n=1) + b"not json\n")
+        daemon.process.stdin.flush()
+        samples = daemon.wait_for_total("degeneration_responses_total", 2, source="stdin")
+        assert total(samples, "degeneration_lines_rejected_total", source="stdin", reason="invalid_json") == 1
+        daemon.process.stdin.write(chat_line(LEAK, n=2).rstrip(b"\n"))  # unterminated: parsed at EOF
+        daemon.process.stdin.close()
+        samples = daemon.wait_for_total("degeneration_responses_total", 3, source="stdin")
+        assert total(samples, "degeneration_responses_flagged_total", kind="template_leak") == 1
+        assert daemon.process.poll() is None  # end of input ends the source, not the daemon
+        assert daemon.stop() == 0
+
+
+def test_http_push_mounted_on_the_main_port(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_bytes(orjson.dumps({"sources": [
+        {"type": "http_push", "name": "push", "listen_host": None, "format": "openai_chat"}]}))
+    with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
+        body = chat_line(CLEAN, n=0) + chat_line(LOOP, "length", n=1)
+        accepted = httpx.post(f"{daemon.url}/ingest", content=body)
+        assert (accepted.status_code, accepted.json()) == (200, {"accepted": 2})
+        refused = httpx.post(f"{daemon.url}/ingest", content=b'{"ok": 1}\n[1]\n')
+        assert refused.status_code == 400  # all or nothing: the good line was not queued either
+        samples = daemon.wait_for_total("degeneration_responses_total", 2, source="push")
+        assert total(samples, "degeneration_responses_flagged_total", source="push", kind="repetition") == 1
+        assert "push" in httpx.get(f"{daemon.url}/").text
+        assert daemon.stop() == 0

@@ -50,17 +50,22 @@ from .formats import FORMATS
 from .sinks.otlp import OtlpSinkConfig
 from .sinks.prometheus import PrometheusSinkConfig
 from .sources.file_tail import FileTailConfig
+from .sources.http_push import HttpPushConfig
+from .sources.stdin import StdinConfig
 from .web.config import WebConfig
 
 __all__ = [
     "AUTO_FORMAT",
     "DEFAULT_CONFIG_FILE",
+    "SOURCE_CONFIGS",
     "DetectorsConfig",
     "FileTailSourceConfig",
+    "HttpPushSourceConfig",
     "Settings",
     "SinksConfig",
     "SourceConfig",
     "StateConfig",
+    "StdinSourceConfig",
     "load_settings",
 ]
 
@@ -101,8 +106,24 @@ def _source_type(value: Any) -> str:
     return str(getattr(value, "type", "file_tail"))
 
 
+class StdinSourceConfig(StdinConfig, _PipelineOptions):
+    """`sources[] type: stdin`: JSONL piped into the daemon (`run -`), plus the pipeline options."""
+
+
+class HttpPushSourceConfig(HttpPushConfig, _PipelineOptions):
+    """`sources[] type: http_push`: `POST /ingest`, plus the pipeline options."""
+
+
+SOURCE_CONFIGS: dict[str, type[BaseModel]] = {
+    "file_tail": FileTailSourceConfig,
+    "stdin": StdinSourceConfig,
+    "http_push": HttpPushSourceConfig,
+}
+
 SourceConfig = Annotated[
-    Annotated[FileTailSourceConfig, Tag("file_tail")],
+    Annotated[FileTailSourceConfig, Tag("file_tail")]
+    | Annotated[StdinSourceConfig, Tag("stdin")]
+    | Annotated[HttpPushSourceConfig, Tag("http_push")],
     Discriminator(_source_type),
 ]
 
@@ -294,14 +315,11 @@ def _check_unique_source_names(settings: Settings) -> None:
         seen.add(source.name)
 
 
-_SOURCE_TYPES = {"file_tail", "stdin", "http_push"}
-
-
 def _config_error(exc: ValidationError) -> ConfigError:
     """The first error as `dotted.field: message`; the union tag pydantic inserts is dropped."""
     error = exc.errors()[0]
     loc = list(error["loc"])
-    if len(loc) > 2 and loc[0] == "sources" and isinstance(loc[1], int) and loc[2] in _SOURCE_TYPES:
+    if len(loc) > 2 and loc[0] == "sources" and isinstance(loc[1], int) and loc[2] in SOURCE_CONFIGS:
         del loc[2]
     dotted = ".".join(str(part) for part in loc) or "(root)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .config import FileTailSourceConfig, Settings
+from .config import SOURCE_CONFIGS, Settings
 
 __all__ = ["render_reference"]
 
@@ -32,8 +32,9 @@ def render_reference() -> str:
         out.append(f"### `{name}`\n\n{field.description or ''}\n")
         if name == "sources":
             out.append("A list; each entry is one source. Env: `DEGENERATION_SOURCES` as a JSON list.\n")
-            out.append(f"#### `type: file_tail` (the default type)\n\n{_first_line(FileTailSourceConfig)}\n")
-            out.extend(_table(_rows(FileTailSourceConfig, "sources[].", env=False)))
+            for type_name, source_model in SOURCE_CONFIGS.items():
+                out.append(f"#### `type: {type_name}`\n\n{_first_line(source_model)}\n")
+                out.extend(_table(_rows(source_model, "sources[].", env=False)))
             continue
         model = _model_of(field)
         if model is None:

@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .classification.classify import Classifier
-from .config import AUTO_FORMAT, FileTailSourceConfig, Settings
+from .config import AUTO_FORMAT, FileTailSourceConfig, HttpPushSourceConfig, Settings, StdinSourceConfig
 from .errors import ConfigError
 from .pipeline import SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sources.base import Source
 from .sources.file_tail import FileTailSource
+from .sources.http_push import HttpPushSource
+from .sources.stdin import StdinSource
 from .web import (
     BasicAuth,
     FlaggedSample,
@@ -57,6 +59,17 @@ def build_classifier(settings: Settings) -> Classifier:
     return Classifier(settings.classify.model_copy(update={"detector_params": params}))
 
 
+def _ingest_route(source: HttpPushSource) -> Route:
+    """`POST /ingest` of a mounted http_push source, behind the main server's TLS and basic auth."""
+
+    def ingest(request: Request) -> Response:
+        headers = dict(request.headers.items())
+        reply = source.endpoint.respond(request.method, headers, request.body)
+        return Response(reply.status, reply.body, "application/json", reply.headers)
+
+    return ingest
+
+
 @dataclass(frozen=True, slots=True)
 class _Wired:
     runner: SourceRunner
@@ -81,6 +94,7 @@ class Daemon:
             self._sinks.append(OtlpSink(settings.sinks.otlp))
         self._recent: deque[FlaggedSample] = deque(maxlen=max(settings.web.recent_flagged, 1))
         self._wired: list[_Wired] = []
+        self._max_body_bytes = 1024 * 1024
         routes: dict[tuple[str, str], Route] = {
             ("GET", "/"): self._landing,
             ("GET", "/healthz"): lambda _request: Response(200, b"ok\n"),
@@ -88,7 +102,7 @@ class Daemon:
         if self.prometheus is not None:
             routes[("GET", "/metrics")] = self._metrics
         for config in settings.sources:
-            source, patterns = self._build_source(config)
+            source, patterns = self._build_source(config, routes)
             for sink in self._sinks:
                 sink.register_source_stats(source.name, source.stats)
             format_name = None if config.format == AUTO_FORMAT else config.format
@@ -99,13 +113,27 @@ class Daemon:
         self._web = self._build_web(routes)
         self.tls = self._tls
 
-    def _build_source(self, config: Any) -> tuple[Source, tuple[str, ...]]:
+    def _build_source(
+        self, config: Any, routes: dict[tuple[str, str], Route]
+    ) -> tuple[Source, tuple[str, ...]]:
         if isinstance(config, FileTailSourceConfig):
             if config.positions_file is None:
                 positions = self.settings.state.positions_file_for(config.name)
                 config = config.model_copy(update={"positions_file": positions})
             return FileTailSource(config), config.include
-        raise ConfigError(f"source type {config.type!r} is not supported by run yet", field="sources")
+        if isinstance(config, StdinSourceConfig):
+            return StdinSource(config), ("-",)
+        assert isinstance(config, HttpPushSourceConfig)
+        if config.listen_host is not None:
+            return HttpPushSource(config), (f"http://{config.listen_host}:{config.listen_port}/ingest",)
+        if ("POST", "/ingest") in routes:
+            raise ConfigError("only one http_push source can be mounted on the main server's /ingest",
+                              field=f"sources.{config.name}.listen_host")
+        host, _port = parse_listen(self.settings.sinks.prometheus.listen)
+        source = HttpPushSource(config, mounted_on_host=host)
+        routes[("POST", "/ingest")] = _ingest_route(source)
+        self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
+        return source, ("/ingest",)
 
     def _build_web(self, routes: dict[tuple[str, str], Route]) -> WebServer:
         listen = self.settings.sinks.prometheus.listen
@@ -119,7 +147,8 @@ class Daemon:
                 context = build_ssl_context(web_config.tls_server_config)
         self._tls = context is not None
         try:
-            return WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context)
+            return WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context,
+                             max_body_bytes=self._max_body_bytes)
         except OSError as exc:
             message = f"cannot listen on {listen}: {exc.strerror}"
             raise ConfigError(message, field="sinks.prometheus.listen") from exc

@@ -127,7 +127,7 @@ class SourceRunner:
         self._thread = threading.Thread(target=self._run, name=f"pipeline[{self.source.name}]", daemon=True)
         self._thread.start()
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         """Stop after the current line, close the source (its positions are written), join."""
         self._stopping.set()
         self.source.close()

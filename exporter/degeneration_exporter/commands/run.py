@@ -29,13 +29,15 @@ HELP = "Run the daemon: tail PATHS (or the config's sources), classify, serve /m
 
 CLI_SOURCE_NAME = "files"
 EXAMPLE_SOURCE_NAME = "example"
+STDIN_SOURCE_NAME = "stdin"
 _SWITCH_INTERVAL_S = 0.0005
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="*", metavar="PATH_OR_GLOB",
-        help="Files or globs to tail as one file_tail source named 'files' (replaces the config's sources).",
+        help="Files or globs to tail as one file_tail source named 'files', and/or - for JSONL on stdin "
+        "(source 'stdin'); replaces the config's sources.",
     )
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="YAML config (default: /etc/degeneration-exporter/config.yaml when it exists).")
@@ -74,8 +76,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.web_config:
         overrides["web"] = {"config_file": args.web_config}
     cli_sources: list[dict[str, Any]] = []
-    if args.paths:
-        cli_sources.append({"type": "file_tail", "name": CLI_SOURCE_NAME, "include": list(args.paths)})
+    files = [path for path in args.paths if path != "-"]
+    if files:
+        cli_sources.append({"type": "file_tail", "name": CLI_SOURCE_NAME, "include": files})
+    if "-" in args.paths:
+        cli_sources.append({"type": "stdin", "name": STDIN_SOURCE_NAME})
     if args.example:
         cli_sources.append({"type": "file_tail", "name": EXAMPLE_SOURCE_NAME, "include": example_paths(),
                             "start_at": "beginning", "positions_file": _throwaway_positions_file()})
