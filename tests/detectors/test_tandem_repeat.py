@@ -171,6 +171,14 @@ def test_near_copies_are_clean_inside_a_code_fence_but_flagged_in_prose() -> Non
     assert not _detect("Setup:\n```python\n" + ASSIGNMENTS + "```\nDone.").flagged
 
 
+def test_a_fence_opened_long_before_the_window_still_counts() -> None:
+    # The fence lies far outside the bounded window (and the trimmed buffer); it is counted as it leaves.
+    body = _prose(600, seed=14) + "\n" + ASSIGNMENTS
+    assert len(body) > 3 * (DEFAULT.history_chars + DEFAULT.block_chars)
+    assert not _detect("Intro\n```python\n" + body + "```\n").flagged
+    assert _detect("Intro\n" + body).flagged
+
+
 def test_a_code_loop_repeated_exactly_inside_a_fence_is_flagged() -> None:
     loop = "    rows[i][j] = None\n    cols[i][j] = None\n" * 20
     f = _detect("Sure:\n```python\ndef reset(rows, cols, i, j):\n" + loop)

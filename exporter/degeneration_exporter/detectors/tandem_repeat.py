@@ -123,7 +123,7 @@ def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
             continue
         onset, end, period_chars = locate(window, c)
         # Fences starting before the onset: a 4-char pattern cannot start in the last 3 chars kept.
-        in_code = (fences_before + window[:onset + len(_FENCE) - 1].count(_FENCE)) % 2 == 1
+        in_code = (fences_before + window.count(_FENCE, 0, onset + len(_FENCE) - 1)) % 2 == 1
         if _qualifies(c, params, text_ends_here, in_code):
             best = _Hit(c, onset, end, period_chars)
     return best
@@ -179,7 +179,8 @@ class TandemRepeat:
         self._final: Finding | None = None
         self._analysed = 0
         self._channel: Channel = "content"
-        self._fences_before_base = 0   # code fences starting before self._base
+        self._fences = 0               # code fences starting before absolute offset self._fenced_to
+        self._fenced_to = 0
         self._leading_fence: bool | None = None
 
     def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
@@ -240,17 +241,23 @@ class TandemRepeat:
             self._hit = _finding(found, window, start, self._channel)
 
     def _fences_to(self, start: int) -> int:
-        """Code fences starting before absolute offset `start` (a text may open with a bare fence)."""
-        if self._leading_fence is None:
+        """Code fences starting before absolute offset `start` (a text may open with a bare fence).
+
+        Counted incrementally: window starts only move forward, so each character is counted once.
+        """
+        if self._leading_fence is None:   # settled before the first trim, while offset 0 is here
             self._leading_fence = self._buf.startswith(_FENCE[1:])
-        cut = start - self._base + len(_FENCE) - 1
-        return self._leading_fence + self._fences_before_base + self._buf[:cut].count(_FENCE)
+        if start > self._fenced_to:
+            # Occurrences starting in [fenced_to, start): a 4-char pattern must end by start + 3.
+            self._fences += self._buf.count(_FENCE, self._fenced_to - self._base,
+                                            start - self._base + len(_FENCE) - 1)
+            self._fenced_to = start
+        return self._leading_fence + self._fences
 
     def _trim(self) -> None:
         keep_from = max(0, self._done - self._params.history_chars)
         if keep_from - self._base >= self._params.history_chars + self._params.block_chars:
-            self._fences_to(0)   # settle the leading fence while the text's start is still here
-            self._fences_before_base += self._buf[:keep_from - self._base + len(_FENCE) - 1].count(_FENCE)
+            self._fences_to(keep_from)   # count what is about to be dropped
             self._buf = self._buf[keep_from - self._base:]
             self._base = keep_from
 
