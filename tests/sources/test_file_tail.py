@@ -393,3 +393,19 @@ def test_a_source_closed_before_it_ran_writes_no_positions(tmp_path: Path, logs:
     config = fast_config(tmp_path)
     FileTailSource(config).close()
     assert config.positions_file is not None and not config.positions_file.exists()
+
+
+@pytest.mark.parametrize("order", ["fair", "oldest_first"])
+def test_read_order_interleaves_or_drains_oldest_first(tmp_path: Path, logs: Path, order: str) -> None:
+    for step, mtime in ((2, 2_000_000), (1, 1_000_000), (3, 3_000_000)):
+        path = logs / f"step_{step}.jsonl"
+        path.write_bytes(jsonl(*(f'{{"step":{step},"i":{i},"pad":"{"p" * 40}"}}' for i in range(100))))
+        os.utime(path, (mtime, mtime))
+    manual = ManualTailer(fast_config(tmp_path, read_order=order, read_chunk_bytes=512))
+    steps = [orjson.loads(data)["step"] for data in manual.step()]
+    assert sorted(steps) == [1] * 100 + [2] * 100 + [3] * 100
+    if order == "oldest_first":
+        assert steps == [1] * 100 + [2] * 100 + [3] * 100
+    else:
+        assert steps != sorted(steps)  # a few chunks of each file in turn
+    manual.tailer.close()

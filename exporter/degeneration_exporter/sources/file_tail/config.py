@@ -12,9 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["DEFAULT_IGNORE_NAMES", "FileTailConfig", "StartAt"]
+__all__ = ["DEFAULT_IGNORE_NAMES", "FileTailConfig", "ReadOrder", "StartAt"]
 
 StartAt = Literal["beginning", "end"]
+ReadOrder = Literal["fair", "oldest_first"]
 
 DEFAULT_IGNORE_NAMES: tuple[str, ...] = ("*.tmp", "*.part", ".*.swp", "*~")
 
@@ -45,6 +46,13 @@ class FileTailConfig(BaseModel):
         description=(
             "Where to start in files present at the very first start (no positions file yet); files seen "
             "later always start at byte 0 and checkpointed files resume."
+        ),
+    )
+    read_order: ReadOrder = Field(
+        "fair",
+        description=(
+            "`fair` reads a few chunks from each file in turn (generation logs); `oldest_first` drains "
+            "files in order of modification time, so rollout steps complete in order."
         ),
     )
     poll_interval: timedelta = Field(

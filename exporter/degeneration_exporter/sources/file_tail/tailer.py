@@ -43,6 +43,7 @@ class _Tracked:
     size: int
     mtime_ns: int
     last_growth: float
+    opened_mtime_ns: int
     line_no: int = 0
     rotated_at: float | None = None
     gz: gzip.GzipFile | None = None
@@ -92,11 +93,22 @@ class FileTailer:
         self._set_watched()
 
     def poll(self) -> bool:
-        """Read every watched file once; True when some file still has unread bytes."""
+        """Read every watched file once; True when some file still has unread bytes.
+
+        `fair`: a few chunks per file in turn. `oldest_first` (rule 9): files by modification time
+        at open, each read to its end before the next, so rollout steps complete in order.
+        """
         more = False
-        for tracked in list(self._tracked.values()):
+        drain = self.config.read_order == "oldest_first"
+        tracked_files = list(self._tracked.values())
+        if drain:
+            tracked_files.sort(key=lambda t: (t.opened_mtime_ns, t.path))
+        for tracked in tracked_files:
             try:
-                more |= self._poll_file(tracked)
+                while self._poll_file(tracked):
+                    if not drain:
+                        more = True
+                        break
             except OSError as exc:
                 self._count_read_error(tracked.file_id, tracked.path, exc)
         self._set_watched()
@@ -137,7 +149,7 @@ class FileTailer:
             )
         tracked = _Tracked(
             key, seen.file_id, seen.path, fd, LineSplitter(self.config.max_line_bytes, offset),
-            fingerprint, st.st_size, st.st_mtime_ns, now,
+            fingerprint, st.st_size, st.st_mtime_ns, now, st.st_mtime_ns,
         )
         self._tracked[seen.file_id] = tracked
         self._failed.discard(seen.file_id)
