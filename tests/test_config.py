@@ -243,3 +243,27 @@ def test_docs_error_example_is_what_check_config_prints(tmp_path: Path) -> None:
     path.write_text("sources:\n  - {name: a, start_at: middle}\n")
     done = _check_config("--config", str(path))
     assert done.stderr.strip() in DOCS.read_text().replace("bad.yaml", str(path))
+
+
+def _run_process(*argv: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
+    return subprocess.run([sys.executable, "-m", "degeneration_exporter", "run", *argv],
+                          capture_output=True, text=True, env=base, timeout=60)
+
+
+def test_run_without_sources_exits_2() -> None:
+    done = _run_process("--listen", "127.0.0.1:1")
+    assert done.returncode == 2
+    assert "sources" in done.stderr
+
+
+def test_run_on_a_busy_port_exits_2_naming_the_listen_field(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = _run_process(str(tmp_path / "*.jsonl"), "--listen", f"127.0.0.1:{port}")
+    assert done.returncode == 2
+    assert f"sinks.prometheus.listen: cannot listen on 127.0.0.1:{port}" in done.stderr

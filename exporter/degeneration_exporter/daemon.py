@@ -150,7 +150,7 @@ class Daemon:
             return WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context,
                              max_body_bytes=self._max_body_bytes)
         except OSError as exc:
-            message = f"cannot listen on {listen}: {exc.strerror}"
+            message = f"sinks.prometheus.listen: cannot listen on {listen}: {exc.strerror}"
             raise ConfigError(message, field="sinks.prometheus.listen") from exc
 
     @property
