@@ -221,8 +221,7 @@ def test_docs_reference_is_the_generated_one() -> None:
     text = DOCS.read_text()
     embedded = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
     assert embedded == render_reference(), (
-        "docs/configuration.md reference is stale: replace the part between the GENERATED markers with "
-        "`degeneration-exporter check-config --print-reference`"
+        "docs/configuration.md reference is stale: run `.venv/bin/python scripts/regen_config_reference.py`"
     )
 
 
