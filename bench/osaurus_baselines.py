@@ -158,7 +158,7 @@ STREAMING: dict[str, tuple[Callable[[], IncrementalDetector], Callable[[], Incre
 }
 
 
-def streaming_table(size: int, data: Path, delta_chars: int, repeat: int = 3) -> str:
+def streaming_table(size: int, data: Path, delta_chars: int, repeat: int = 5) -> str:
     """Per-delta cost after 10 kB and after `size` characters already seen, ours next to the naive port."""
     text = loop_free_prose(size + 40_000, data)
     lines = [

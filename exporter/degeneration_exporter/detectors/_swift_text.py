@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["WHITESPACE", "WHITESPACE_RUN", "WORD", "is_letter_or_number", "is_whitespace"]
+__all__ = ["WHITESPACE", "WHITESPACE_RUN", "WORDS_AND_SPACES", "is_letter_or_number", "is_whitespace"]
 
 WHITESPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
@@ -22,9 +22,9 @@ WHITESPACE = (
 """Every code point with the Unicode White_Space property (what Swift's `isWhitespace` tests)."""
 
 _CLASS = re.escape(WHITESPACE)
-WORD = re.compile(f"[^{_CLASS}]+")
-"""One whitespace-delimited word, as osaurus' tail split produces it."""
 WHITESPACE_RUN = re.compile(f"[{_CLASS}]+")
+WORDS_AND_SPACES = re.compile(f"([{_CLASS}]+)")
+"""`split` with it gives [word, whitespace, word, ..., word]: the words and every separator kept."""
 _WHITESPACE_SET = frozenset(WHITESPACE)
 
 

@@ -22,8 +22,9 @@ import operator
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
-from ._swift_text import WORD, is_whitespace
+from ._swift_text import WORDS_AND_SPACES
 
 __all__ = ["NgramLoop", "WordTail"]
 
@@ -113,31 +114,27 @@ class WordTail:
         return loop
 
     def _append_words(self, delta: str) -> None:
-        offset, size = self._end, len(delta)
-        words, starts = self._words, self._starts
+        # Split keeping the whitespace runs: [word, space, word, ..., word], first and last maybe "".
+        # Offsets come from one C-level accumulate, so a large delta costs no Python loop per word.
+        parts = WORDS_AND_SPACES.split(delta)
+        offsets = list(accumulate(map(len, parts), initial=self._end))
+        head, last = parts[0], parts[-1]
         pending, pending_start = self._partial, self._partial_start
-        for match in WORD.finditer(delta):
-            begin, stop = match.span()
-            if begin == 0 and pending:
-                word, word_start = pending + match.group(), pending_start
+        if len(parts) == 1:  # no whitespace: the delta only extends the partial word
+            if pending:
+                self._partial = pending + head
             else:
-                if pending:
-                    words.append(pending)
-                    starts.append(pending_start)
-                word, word_start = match.group(), offset + begin
-            if stop == size:
-                pending, pending_start = word, word_start
-            else:
-                words.append(word)
-                starts.append(word_start)
-                pending = ""
-        if pending and is_whitespace(delta[-1]):
-            # A whitespace-only delta completes the partial word it follows.
-            words.append(pending)
-            starts.append(pending_start)
-            pending = ""
-        self._partial, self._partial_start = pending, pending_start
-        self._end = offset + size
+                self._partial, self._partial_start = head, offsets[0]
+            self._end = offsets[-1]
+            return
+        words, starts = self._words, self._starts
+        if pending or head:
+            words.append(pending + head)
+            starts.append(pending_start if pending else offsets[0])
+        words.extend(parts[2:-1:2])
+        starts.extend(offsets[2:-2:2])
+        self._partial, self._partial_start = last, offsets[-2]
+        self._end = offsets[-1]
 
     def _scan(self, old_complete: int) -> NgramLoop | None:
         if self._base + len(self._words) - old_complete > self._bulk_words:
