@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from degeneration_exporter.config_reference import render_reference
+from degeneration_exporter.commands.config_reference import render_reference
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 BEGIN, END = "<!-- BEGIN GENERATED: check-config --print-reference -->\n", "<!-- END GENERATED -->"

@@ -216,7 +216,7 @@ BEGIN, END = "<!-- BEGIN GENERATED: check-config --print-reference -->\n", "<!--
 
 
 def test_docs_reference_is_the_generated_one() -> None:
-    from degeneration_exporter.config_reference import render_reference
+    from degeneration_exporter.commands.config_reference import render_reference
 
     text = DOCS.read_text()
     embedded = text[text.index(BEGIN) + len(BEGIN): text.index(END)]

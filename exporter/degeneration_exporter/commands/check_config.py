@@ -14,9 +14,9 @@ from pathlib import Path
 import yaml
 
 from ..config import load_settings
-from ..config_reference import render_reference
 from ..errors import ConfigError
 from ..web.toolkit_config import load_web_config
+from .config_reference import render_reference
 
 HELP = "Validate the config (YAML + env + defaults); print the merged result with --print-effective."
 

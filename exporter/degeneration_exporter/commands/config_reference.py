@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .config import SOURCE_CONFIGS, Settings
+from ..config import SOURCE_CONFIGS, Settings
 
 __all__ = ["render_reference"]
 
