@@ -82,21 +82,23 @@ class Classifier:
         names = [*self.config.repetition_detectors, *self.config.report_detectors]
         if self.config.template_leak:
             names.append(LEAK_DETECTOR)
-        for name in dict.fromkeys(names):
+        for name in dict.fromkeys([*names, *self.config.detector_params]):  # unused sections validated too
             spec = DETECTORS[name]
             overrides = self.config.detector_params.get(name, {})
             try:
                 self._params[name] = spec.params_model.model_validate(overrides)
             except ValueError as exc:
                 raise ConfigError(f"detectors.{name}: {exc}", field=f"detectors.{name}") from exc
-        self._repetition = tuple(dict.fromkeys([*self.config.repetition_detectors,
-                                                *self.config.report_detectors]))
+        self._repetition = tuple(
+            dict.fromkeys([*self.config.repetition_detectors, *self.config.report_detectors])
+        )
 
     def classify(self, record: Record) -> Classification:
         """Batch form: every detector over the whole record."""
         findings: list[Finding] = []
-        content = DetectorInput(record.text, record.reasoning, record.token_ids, record.prompt_length,
-                                record.action_mask)
+        content = DetectorInput(
+            record.text, record.reasoning, record.token_ids, record.prompt_length, record.action_mask
+        )
         reasoning = DetectorInput(record.reasoning)
         for name in self._repetition:
             spec = DETECTORS[name]
@@ -189,21 +191,29 @@ class ResponseStream:
         """Final verdict; `record` carries the assembled text and the response metadata."""
         classifier = self._classifier
         findings: list[Finding] = []
-        content = DetectorInput(record.text, record.reasoning, record.token_ids, record.prompt_length,
-                                record.action_mask)
+        content = DetectorInput(
+            record.text, record.reasoning, record.token_ids, record.prompt_length, record.action_mask
+        )
         for name in classifier._repetition:
             spec = DETECTORS[name]
-            live = self._live.get((name, "content"))
+            # Deltas carry text only; a record with token ids is judged on them, as in batch form.
+            live = None if record.token_ids is not None else self._live.get((name, "content"))
             findings.append(live.finish() if live else spec.detect(content, classifier._params[name]))
             if classifier.config.scan_reasoning and record.reasoning:
                 live_r = self._live.get((name, "reasoning"))
-                found = (live_r.finish() if live_r
-                         else spec.detect(DetectorInput(record.reasoning), classifier._params[name]))
+                found = (
+                    live_r.finish()
+                    if live_r
+                    else spec.detect(DetectorInput(record.reasoning), classifier._params[name])
+                )
                 findings.append(_on_channel(found, "reasoning"))
         if classifier.config.template_leak:
             live = self._live.get((LEAK_DETECTOR, "content"))
-            findings.append(live.finish() if live else
-                            DETECTORS[LEAK_DETECTOR].detect(content, classifier._params[LEAK_DETECTOR]))
+            findings.append(
+                live.finish()
+                if live
+                else DETECTORS[LEAK_DETECTOR].detect(content, classifier._params[LEAK_DETECTOR])
+            )
         return classifier._assemble(record, findings)
 
 
@@ -267,5 +277,3 @@ def _repetition_score(findings: list[Finding], verdict: set[str]) -> float:
             if isinstance(coverage, int | float):
                 best = max(best, float(coverage))
     return min(best, 1.0)
-
-
