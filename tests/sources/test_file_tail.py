@@ -409,3 +409,34 @@ def test_read_order_interleaves_or_drains_oldest_first(tmp_path: Path, logs: Pat
     else:
         assert steps != sorted(steps)  # a few chunks of each file in turn
     manual.tailer.close()
+
+
+def test_cut_off_gz_yields_what_decompresses_and_counts_a_read_error(tmp_path: Path, logs: Path) -> None:
+    whole = gzip.compress(jsonl(*(f'{{"i":{i},"pad":"{os.urandom(20).hex()}"}}' for i in range(2000))))
+    (logs / "dump.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    manual = ManualTailer(fast_config(tmp_path, "logs/*.gz"))
+    manual.step()
+    complete = [orjson.loads(line.data)["i"] for line in manual.lines if not line.partial]
+    assert 0 < len(complete) < 2000
+    assert complete == list(range(len(complete)))
+    assert [line.partial for line in manual.lines[len(complete) :]] in ([], [True])
+    assert manual.stats.read_errors == 1
+    assert manual.step(60) == []  # not retried while it stays
+    manual.tailer.close()
+
+
+def test_gz_resumes_at_its_decompressed_offset(tmp_path: Path, logs: Path) -> None:
+    with gzip.open(logs / "dump.jsonl.gz", "wb") as fh:
+        fh.write(jsonl(*(f'{{"i":{i}}}' for i in range(300))))
+    config = fast_config(tmp_path, "logs/*.gz")
+    source = FileTailSource(config)
+    lines = source.lines()
+    for _ in range(100):
+        line = next(lines)
+        assert line.position is not None
+        source.commit(line.position)
+    source.close()
+    consumer = start(config)
+    got = consumer.wait_for(200)
+    assert got == [f'{{"i":{i}}}'.encode() for i in range(100, 300)]
+    consumer.stop()

@@ -8,7 +8,14 @@ line. Splitting is `bytes.split`/`find` (C speed); Python only touches whole lin
 
 from __future__ import annotations
 
-__all__ = ["SKIPPED", "LineSplitter", "Piece"]
+import gzip
+import os
+import zlib
+
+__all__ = ["GZIP_ERRORS", "SKIPPED", "LineSplitter", "Piece", "open_gzip_at"]
+
+GZIP_ERRORS = (OSError, EOFError, zlib.error)
+"""What a damaged or cut-off `.gz` raises while being read (gzip.BadGzipFile is an OSError)."""
 
 SKIPPED = None
 """The data of a `Piece` that was a too-long line: skipped, only its end offset is kept."""
@@ -106,3 +113,18 @@ class LineSplitter:
         if len(line) > self.max_line_bytes:
             return (SKIPPED, end)
         return (line, end)
+
+
+def open_gzip_at(fd: int, offset: int, chunk_bytes: int) -> gzip.GzipFile:
+    """A decompressing reader over `fd` positioned at decompressed byte `offset` (for a resume).
+
+    The descriptor stays owned by the caller. Raises one of GZIP_ERRORS on a damaged file.
+    """
+    reader = gzip.GzipFile(fileobj=os.fdopen(fd, "rb", closefd=False), mode="rb")
+    remaining = offset
+    while remaining > 0:
+        skipped = reader.read1(min(remaining, chunk_bytes))
+        if not skipped:
+            break
+        remaining -= len(skipped)
+    return reader

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import logging
 import os
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from .config import FileTailConfig
 from .discover import Discovered, PathFilter, discover_files
 from .identity import FileId, Fingerprint, read_fingerprint
 from .ledger import CommitLedger
-from .reader import SKIPPED, LineSplitter, Piece
+from .reader import GZIP_ERRORS, SKIPPED, LineSplitter, Piece, open_gzip_at
 
 __all__ = ["FileTailer"]
 
@@ -141,6 +140,15 @@ class FileTailer:
             self._finished_gz.add(seen.file_id)
             return
         key, offset = start
+        gz = None
+        if is_gz:
+            try:
+                gz = open_gzip_at(fd, offset, self.config.read_chunk_bytes)
+            except GZIP_ERRORS as exc:
+                os.close(fd)
+                self._count_read_error(seen.file_id, seen.path, exc)
+                self._finished_gz.add(seen.file_id)  # not retried until it vanishes and comes back
+                return
         fingerprint = read_fingerprint(fd, self.config.fingerprint_bytes)
         now = self._clock()
         if key is None:
@@ -149,12 +157,10 @@ class FileTailer:
             )
         tracked = _Tracked(
             key, seen.file_id, seen.path, fd, LineSplitter(self.config.max_line_bytes, offset),
-            fingerprint, st.st_size, st.st_mtime_ns, now, st.st_mtime_ns,
+            fingerprint, st.st_size, st.st_mtime_ns, now, st.st_mtime_ns, gz=gz,
         )
         self._tracked[seen.file_id] = tracked
         self._failed.discard(seen.file_id)
-        if is_gz:
-            self._open_gz(tracked, offset)
 
     def _start(
         self, fd: int, seen: Discovered, size: int, *, at_startup: bool, is_gz: bool
@@ -178,16 +184,6 @@ class FileTailer:
         if at_startup and self._ledger.first_start and self.config.start_at == "end" and not is_gz:
             return None, _end_of_last_line(fd, size)
         return None, 0
-
-    def _open_gz(self, tracked: _Tracked, offset: int) -> None:
-        assert tracked.fd is not None
-        tracked.gz = gzip.GzipFile(fileobj=os.fdopen(tracked.fd, "rb", closefd=False), mode="rb")
-        remaining = offset
-        while remaining > 0:
-            skipped = tracked.gz.read(min(remaining, self.config.read_chunk_bytes))
-            if not skipped:
-                break
-            remaining -= len(skipped)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -270,14 +266,14 @@ class FileTailer:
         assert tracked.gz is not None
         try:
             for _ in range(MAX_CHUNKS_PER_POLL):
-                data = tracked.gz.read(self.config.read_chunk_bytes)
+                data = tracked.gz.read1(self.config.read_chunk_bytes)  # read() drops data before a cut
                 if not data:
                     break
                 self._count("bytes_read", len(data))
                 self._deliver(tracked, tracked.splitter.feed(data))
             else:
                 return True
-        except (OSError, EOFError, zlib.error) as exc:
+        except GZIP_ERRORS as exc:
             self._count_read_error(tracked.file_id, tracked.path, exc)
         self._emit_partial(tracked)
         self._ledger.mark_end(tracked.key, tracked.splitter.offset)
