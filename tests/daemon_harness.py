@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -65,8 +66,11 @@ class DaemonProcess:
     """
 
     def __init__(self, args: Sequence[str], log_file: Path, port: int | None = None,
-                 env: Mapping[str, str] | None = None, *, stdin_pipe: bool = False) -> None:
+                 env: Mapping[str, str] | None = None, *, stdin_pipe: bool = False,
+                 tls: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None) -> None:
         self.port = port or free_port()
+        self.scheme = "https" if tls is not None else "http"
+        self.client = httpx.Client(verify=tls if tls is not None else True, auth=auth, timeout=10)
         self.log_file = log_file
         command = [sys.executable, "-m", "degeneration_exporter", "run", *args,
                    "--listen", f"127.0.0.1:{self.port}"]
@@ -90,18 +94,18 @@ class DaemonProcess:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def _healthy(self) -> bool:
         if self.process.poll() is not None:
             raise AssertionError(f"daemon exited with {self.process.returncode}: {self.log_text()}")
         try:
-            return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
+            return self.client.get(f"{self.url}/healthz", timeout=2).status_code == 200
         except httpx.HTTPError:
             return False
 
     def scrape(self) -> Samples:
-        response = httpx.get(f"{self.url}/metrics", timeout=10)
+        response = self.client.get(f"{self.url}/metrics")
         response.raise_for_status()
         return parse_samples(response.text)
 
@@ -126,6 +130,7 @@ class DaemonProcess:
                 raise AssertionError(f"daemon did not stop on {sig.name}: {self.log_text()}") from None
         if not self._log.closed:
             self._log.close()
+        self.client.close()
         return self.process.returncode
 
     def log_text(self) -> str:

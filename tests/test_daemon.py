@@ -4,10 +4,12 @@ never kill it; plus the per-line runner's catch-all (a failing sink costs one li
 from __future__ import annotations
 
 import signal
+import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import bcrypt
 import httpx
 import orjson
 import pytest
@@ -18,6 +20,7 @@ from degeneration_exporter.sources.base import Line, Position, SourceStats
 
 from tests.daemon_harness import DaemonProcess, total
 from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line
+from tests.tls_cert import self_signed_cert
 
 
 def _config(tmp_path: Path, logs: Path, positions: Path, **source: object) -> Path:
@@ -174,4 +177,24 @@ def test_http_push_mounted_on_the_main_port(tmp_path: Path) -> None:
         samples = daemon.wait_for_total("degeneration_responses_total", 2, source="push")
         assert total(samples, "degeneration_responses_flagged_total", source="push", kind="repetition") == 1
         assert "push" in httpx.get(f"{daemon.url}/").text
+        assert daemon.stop() == 0
+
+
+def test_web_config_puts_tls_and_basic_auth_on_the_daemon_port(tmp_path: Path) -> None:
+    cert, key = self_signed_cert(tmp_path)
+    hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config: {{cert_file: {cert}, key_file: {key}}}\n"
+                   f"basic_auth_users: {{prom: '{hashed}'}}\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    append(logs / "a.jsonl", chat_line(CLEAN))
+    trust = ssl.create_default_context(cafile=str(cert))
+    with DaemonProcess([f"{logs}/*.jsonl", "--positions-file", str(tmp_path / "p.json"), "--web-config",
+                        str(web)], tmp_path / "daemon.log", tls=trust, auth=("prom", "s3cret")) as daemon:
+        assert daemon.url.startswith("https://")
+        daemon.wait_for_total("degeneration_responses_total", 1)  # with the right credentials
+        assert httpx.get(f"{daemon.url}/metrics", verify=trust).status_code == 401
+        assert httpx.get(f"{daemon.url}/", verify=trust, auth=("prom", "nope")).status_code == 401
+        assert httpx.get(f"{daemon.url}/healthz", verify=trust).status_code == 200
         assert daemon.stop() == 0

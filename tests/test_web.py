@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +22,8 @@ from degeneration_exporter.web import (
     load_web_config,
     render_landing,
 )
+
+from tests.tls_cert import self_signed_cert
 
 SECRET_TEXT = "user prompt: my password is hunter2"
 
@@ -158,22 +158,8 @@ def test_basic_auth_rejects_garbage_headers() -> None:
 # -- TLS -------------------------------------------------------------------------------------------
 
 
-def _self_signed(tmp: Path) -> tuple[Path, Path]:
-    """A throwaway certificate for 127.0.0.1, made by the openssl CLI (the `cryptography` package is not
-    a dependency, so the CLI is the one generator every test machine has)."""
-    cert, key = tmp / "cert.pem", tmp / "key.pem"
-    if shutil.which("openssl") is None:
-        pytest.fail("the openssl CLI is needed to make a test certificate")
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )
-    return cert, key
-
-
 def test_tls_and_basic_auth_from_a_web_config_file(tmp_path: Path) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed_cert(tmp_path)
     web_config = tmp_path / "web.yml"
     web_config.write_text(
         f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"

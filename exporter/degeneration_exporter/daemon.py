@@ -110,8 +110,7 @@ class Daemon:
                                   recent=self._recent if settings.web.recent_flagged else None,
                                   keep_evidence=settings.web.landing_show_text)
             self._wired.append(_Wired(runner, config.type, patterns))
-        self._web = self._build_web(routes)
-        self.tls = self._tls
+        self._web, self.tls = self._build_web(routes)
 
     def _build_source(
         self, config: Any, routes: dict[tuple[str, str], Route]
@@ -135,7 +134,8 @@ class Daemon:
         self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
         return source, ("/ingest",)
 
-    def _build_web(self, routes: dict[tuple[str, str], Route]) -> WebServer:
+    def _build_web(self, routes: dict[tuple[str, str], Route]) -> tuple[WebServer, bool]:
+        """The server with the web config's auth and TLS applied; also whether it serves TLS."""
         listen = self.settings.sinks.prometheus.listen
         auth: BasicAuth | None = None
         context: ssl.SSLContext | None = None
@@ -145,13 +145,13 @@ class Daemon:
                 auth = BasicAuth(web_config.basic_auth_users)
             if web_config.tls_server_config is not None:
                 context = build_ssl_context(web_config.tls_server_config)
-        self._tls = context is not None
         try:
-            return WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context,
-                             max_body_bytes=self._max_body_bytes)
+            server = WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context,
+                               max_body_bytes=self._max_body_bytes)
         except OSError as exc:
             message = f"sinks.prometheus.listen: cannot listen on {listen}: {exc.strerror}"
             raise ConfigError(message, field="sinks.prometheus.listen") from exc
+        return server, context is not None
 
     @property
     def address_text(self) -> str:

@@ -41,7 +41,6 @@ class LineCounts:
 
     responses: int = 0
     flagged: Counter[str] = field(default_factory=Counter)
-    internal_errors: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -170,8 +169,6 @@ class SourceRunner:
             self._log.bad_line(reason, line, exc)
         except Exception as exc:  # the daemon never dies on data (style.md §8)
             self._reject("internal")
-            with self.counts.lock:
-                self.counts.internal_errors += 1
             self._log.bad_line("internal", line, exc, internal=True)
         if line.position is not None:
             self.source.commit(line.position)
