@@ -20,6 +20,7 @@ from degeneration_exporter.sources.base import Line, Position, SourceStats
 
 from tests.daemon_harness import DaemonProcess, total
 from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line
+from tests.sinks.otlp_receiver import start_receiver
 from tests.tls_cert import self_signed_cert
 
 
@@ -198,3 +199,33 @@ def test_web_config_puts_tls_and_basic_auth_on_the_daemon_port(tmp_path: Path) -
         assert httpx.get(f"{daemon.url}/", verify=trust, auth=("prom", "nope")).status_code == 401
         assert httpx.get(f"{daemon.url}/healthz", verify=trust).status_code == 200
         assert daemon.stop() == 0
+
+
+def test_otlp_sink_pushes_what_the_daemon_counted(tmp_path: Path) -> None:
+    receiver, server = start_receiver()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    config = tmp_path / "config.yaml"
+    config.write_bytes(orjson.dumps({
+        "sources": [{"name": "gen", "include": [f"{logs}/*.jsonl"], "format": "openai_chat",
+                     "positions_file": str(tmp_path / "p.json"), "poll_interval": "PT0.1S",
+                     "glob_interval": "PT0.2S"}],
+        "sinks": {"otlp": {"enabled": True, "endpoint": f"http://127.0.0.1:{receiver.port}",
+                           "interval": "PT0.5S"}},
+    }))
+    try:
+        with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
+            append(logs / "a.jsonl", chat_line(CLEAN, n=0), chat_line(LOOP, "length", n=1))
+            daemon.wait_for_total("degeneration_responses_total", 2)
+            assert daemon.stop() == 0  # the sink's close() flushes a last export
+
+        def pushed(metric: str, **attrs: str) -> float:
+            return sum(p.value or 0.0 for p in receiver.points()
+                       if p.metric == metric and attrs.items() <= p.attributes.items())
+
+        assert pushed("degeneration.responses", **{"degeneration.source": "gen"}) == 2
+        assert pushed("degeneration.responses.flagged", **{"degeneration.flag.kind": "repetition"}) == 1
+        assert receiver.resource_attributes()["service.name"] == "degeneration-exporter"
+    finally:
+        server.shutdown()
+        server.server_close()
