@@ -25,9 +25,10 @@ from pathlib import Path
 from degeneration_exporter.sources.file_tail import FileTailConfig, FileTailSource
 
 include, positions, out = sys.argv[1:4]
+start_at, sync_ms = (sys.argv[4], int(sys.argv[5])) if len(sys.argv) > 4 else ("beginning", 50)
 config = FileTailConfig(
     include=(include,), poll_interval=timedelta(milliseconds=5), glob_interval=timedelta(milliseconds=20),
-    positions_file=Path(positions), sync_interval=timedelta(milliseconds=50),
+    positions_file=Path(positions), sync_interval=timedelta(milliseconds=sync_ms), start_at=start_at,
 )
 source = FileTailSource(config)
 fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -91,3 +92,27 @@ def test_kill_9_mid_stream_loses_nothing_and_recounts_only_after_the_checkpoint(
     recounted = len(output) - len(lines)
     print(f"kill -9 after {len(first_output)} lines: {recounted} recounted (sync_interval 50 ms)")
     assert recounted == len(first_output) - checkpointed_lines
+
+
+def test_start_at_end_is_decided_once_even_if_killed_before_the_first_sync(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    log, out, positions = tmp_path / "logs" / "a.jsonl", tmp_path / "out.jsonl", tmp_path / "positions.json"
+    log.write_bytes(b'{"old":1}\n')
+    (tmp_path / "consumer.py").write_text(CONSUMER)
+    args = [sys.executable, str(tmp_path / "consumer.py"), str(tmp_path / "logs" / "*.jsonl")]
+    args += [str(positions), str(out), "end", "3600000"]  # an hour between syncs: only the first write
+    first = subprocess.Popen(args)
+    try:
+        wait_until(positions.exists, what="the positions written right after the first discovery")
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=20)
+    with open(log, "ab") as fh:
+        fh.write(b'{"while_down":1}\n')
+    second = subprocess.Popen(args)
+    try:
+        wait_until(lambda: count_lines(out) >= 1, what="the line written while down")
+    finally:
+        second.kill()
+        second.wait(timeout=20)
+    assert out.read_bytes() == b'{"while_down":1}\n'
