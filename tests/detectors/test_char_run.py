@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors._osaurus import OsaurusStream
 from degeneration_exporter.detectors._run_tracker import RunProfile
 from degeneration_exporter.detectors.base import DetectorInput
@@ -149,3 +150,12 @@ def test_profiles_and_params() -> None:
         CharRunParams(growth_deltas=0)
     with pytest.raises(ValidationError):
         CharRunParams.model_validate({"profile": "stream_hardened", "gate": 3})
+
+
+def test_registry_entry_builds_both_forms_from_default_params() -> None:
+    spec = DETECTORS["char_run"]
+    assert (spec.name, spec.kind, spec.params_model) == ("char_run", "repetition", CharRunParams)
+    assert spec.incremental is not None
+    live = spec.incremental(spec.params_model())
+    fired = [f for _ in range(10) if (f := live.feed("é" * 16)) is not None]
+    assert [f.evidence for f in fired] == ['character "é" repeated 64x consecutively across 4 deltas']

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors._osaurus import OsaurusStream
 from degeneration_exporter.detectors._run_tracker import RunProfile
 from degeneration_exporter.detectors._word_tail import WordTail
@@ -23,6 +24,7 @@ from pydantic import ValidationError
 
 from tests.detectors.chunkings import chunkings
 from tests.detectors.osaurus_reference import ReferenceOsaurus
+from tests.detectors.vector_runners.osaurus_checks import run_mapper_vector
 
 HARDENED = StreamNgramParams()
 V1 = StreamNgramParams(profile="stream_v1")
@@ -235,3 +237,45 @@ def test_canary_verdicts() -> None:
     assert canary_verdict("the same phrase over and over " * 40) == "fail"
     assert canary_verdict("ok", reasoning="!" * 64) == "fail"  # runs first, whitespace included, at 64
     assert canary_verdict(prose[:200], reasoning=prose[:60]) == "pass"  # reasoning + "\n" + content >= 256
+
+
+def _mapper(channel_deltas: list[tuple[str, str]], expected: dict[str, object], *,
+            degeneration: bool = True, leaks: bool = True) -> None:
+    run_mapper_vector({
+        "channel_deltas": [list(pair) for pair in channel_deltas],
+        "params": {"level": "mapper", "profile": "stream_v1", "degeneration_detection": degeneration,
+                   "template_leak_detection": leaks},
+        "expected": expected,
+    })
+
+
+def test_mapper_wiring_reproduces_the_published_integration_facts() -> None:
+    """§4.6 "Initial stream detector, mapper level", with the initial (v1) thresholds it was written for."""
+    idea = [("content", "idea ")] * 30
+    _mapper(idea, {"error": '3-token n-gram "idea idea idea" repeated 8x consecutively',
+                   "forwarded_count": 23, "leak": None})
+    _mapper([("reasoning", "loop token here ")] * 10, {"error": "degeneration", "forwarded_count": 7})
+    _mapper([("content", "!!!!!!!")] * 10, {"error": 'character "!" repeated 64x consecutively',
+                                          "forwarded_count": 9})
+    _mapper([("content", f"word{i} ") for i in range(40)], {"error": None, "forwarded_count": 40})
+    _mapper([("content", "Sure! <|im_st"), ("content", "art|> hello")],
+            {"error": None, "forwarded_count": 2, "leak": "<|im_start|>"})
+    _mapper([("reasoning", "<|im_end|> thinking"), ("content", "fine")],
+            {"error": None, "forwarded_count": 2, "leak": None})
+    # Each flag disables only its own detector.
+    _mapper([*idea, ("content", "<|im_end|>")], {"error": None, "forwarded_count": 31, "leak": "<|im_end|>"},
+            degeneration=False)
+    _mapper([("content", "<|im_end|> "), *idea],
+            {"error": "degeneration", "forwarded_count": 24, "leak": None}, leaks=False)
+
+
+def test_registry_entry_builds_both_forms_from_default_params() -> None:
+    spec = DETECTORS["stream_ngram"]
+    assert (spec.name, spec.kind, spec.params_model) == ("stream_ngram", "repetition", StreamNgramParams)
+    assert spec.incremental is not None
+    live = spec.incremental(spec.params_model())
+    for _ in range(36):
+        live.feed("idea ")
+    streamed, batch = live.finish(), spec.detect(DetectorInput(text="idea " * 36), spec.params_model())
+    assert (streamed.details["delta_index"], batch.details["delta_index"]) == (35, 0)
+    assert (streamed.evidence, streamed.onset, streamed.period) == (batch.evidence, batch.onset, batch.period)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
 from degeneration_exporter.detectors.template_leak import (
     DEFAULT_FAMILIES,
@@ -153,3 +154,13 @@ def test_never_raises_on_arbitrary_unicode_including_lone_surrogates(text: str, 
         detector.feed(delta, data.draw(st.sampled_from(["content", "reasoning"])))
     detector.finish()
     detect_template_leak(DetectorInput(text=text + "\ufffe"), STREAM)
+
+
+def test_registry_entry_builds_both_forms_from_default_params() -> None:
+    spec = DETECTORS["template_leak"]
+    assert (spec.name, spec.kind, spec.params_model) == ("template_leak", "template_leak", TemplateLeakParams)
+    assert spec.incremental is not None
+    live = spec.incremental(spec.params_model())
+    hit = live.feed("done<|eot_id|>")
+    assert hit is not None and hit.kind == "template_leak" and hit.details["token"] == "<|eot_id|>"
+    assert live.finish() == spec.detect(DetectorInput(text="done<|eot_id|>"), spec.params_model())
