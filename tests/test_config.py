@@ -266,3 +266,14 @@ def test_run_on_a_busy_port_exits_2_naming_the_listen_field(tmp_path: Path) -> N
         done = _run_process(str(tmp_path / "*.jsonl"), "--listen", f"127.0.0.1:{port}")
     assert done.returncode == 2
     assert f"sinks.prometheus.listen: cannot listen on 127.0.0.1:{port}" in done.stderr
+
+
+def test_custom_format_takes_field_paths_and_only_custom_does(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("sources:\n  - {name: a, format: custom, fields: {text: out.text, model: meta.model}}\n")
+    (source,) = load_settings(path).sources
+    assert source.fields is not None and source.fields.text == "out.text"
+    path.write_text("sources:\n  - {name: a, format: openai_chat, fields: {text: out.text}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    assert info.value.field == "sources.0"

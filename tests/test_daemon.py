@@ -229,3 +229,27 @@ def test_otlp_sink_pushes_what_the_daemon_counted(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_custom_format_fields_reach_the_parser() -> None:
+    from degeneration_exporter.formats.custom import CustomFormatOptions
+
+    line = orjson.dumps({"out": {"text": LOOP, "why": "length"}, "meta": {"model": "m1"}})
+    source = _ListSource([line])
+    seen: list[Classification] = []
+
+    class _Collect:
+        def emit(self, _source: str, result: Classification) -> None:
+            seen.append(result)
+
+        def close(self) -> None:
+            pass
+
+    fields = CustomFormatOptions(text="out.text", finish_reason="out.why", model="meta.model")
+    runner = SourceRunner(source, "custom", Classifier(), [_Collect()], custom_fields=fields)
+    for item in source.lines():
+        runner.handle(item)
+    assert [(r.model, r.finish_reason.value, r.kinds) for r in seen] == [
+        ("m1", "length", ["repetition", "ceiling", "ceiling_while_repeating"])
+    ]
+    assert source.committed == [Position("k", 1)]

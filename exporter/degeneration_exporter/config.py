@@ -34,6 +34,7 @@ from pydantic import (
     ValidationError,
     create_model,
     field_validator,
+    model_validator,
 )
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
@@ -46,7 +47,7 @@ from pydantic_settings import (
 from .classification.classify import ClassifierConfig
 from .detectors import DETECTORS
 from .errors import ConfigError
-from .formats import FORMATS
+from .formats import FORMATS, CustomFormatOptions
 from .sinks.otlp import OtlpSinkConfig
 from .sinks.prometheus import PrometheusSinkConfig
 from .sources.file_tail import FileTailConfig
@@ -86,12 +87,22 @@ class _PipelineOptions(BaseModel):
         description="Input format name (docs/formats.md), or `auto` to detect it from the first records.",
     )
 
+    fields: CustomFormatOptions | None = Field(
+        None, description="Dot paths of each Record field, for `format: custom` only (docs/formats.md)."
+    )
+
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str) -> str:
         if value != AUTO_FORMAT and value not in FORMATS:
             raise ValueError(f"unknown format {value!r}; known: {sorted(FORMATS)} or {AUTO_FORMAT!r}")
         return value
+
+    @model_validator(mode="after")
+    def _fields_only_for_custom(self) -> _PipelineOptions:
+        if self.fields is not None and self.format != "custom":
+            raise ValueError("fields applies only to format: custom")
+        return self
 
 
 class FileTailSourceConfig(FileTailConfig, _PipelineOptions):

@@ -106,8 +106,9 @@ class Daemon:
             for sink in self._sinks:
                 sink.register_source_stats(source.name, source.stats)
             format_name = None if config.format == AUTO_FORMAT else config.format
+            recent = self._recent if settings.web.recent_flagged else None
             runner = SourceRunner(source, format_name, classifier, tuple(self._sinks),
-                                  recent=self._recent if settings.web.recent_flagged else None,
+                                  custom_fields=config.fields, recent=recent,
                                   keep_evidence=settings.web.landing_show_text)
             self._wired.append(_Wired(runner, config.type, patterns))
         self._web, self.tls = self._build_web(routes)

@@ -20,6 +20,7 @@ from .classification.classify import Classifier
 from .classification.result import Classification
 from .classification.streams import StreamAssembler
 from .errors import EncodingError, RecordError, RejectReason
+from .formats.custom import CustomFormatOptions
 from .formats.lines import LineParser
 from .record import Delta, Record
 from .sinks.base import Sink
@@ -86,13 +87,14 @@ class SourceRunner:
         classifier: Classifier,
         sinks: Sequence[Sink],
         *,
+        custom_fields: CustomFormatOptions | None = None,
         recent: deque[FlaggedSample] | None = None,
         keep_evidence: bool = False,
     ) -> None:
         self.source = source
         self.counts = LineCounts()
         self._format_name = format_name
-        self._fixed_parser = LineParser(format_name) if format_name is not None else None
+        self._fixed_parser = LineParser(format_name, custom_fields) if format_name is not None else None
         self._parsers: OrderedDict[str, LineParser] = OrderedDict()
         self._classifier = classifier
         self._sinks = tuple(sinks)
