@@ -78,18 +78,19 @@ def run_detector_vector(vector: dict[str, Any]) -> None:
     if raw.get("level") == "mapper":
         run_mapper_vector(vector)
         return
-    if raw["profile"] == "gauntlet_canary":
-        verdict = canary_verdict(text_of(vector), vector.get("reasoning", ""), raw["min_transcript_chars"])
+    if raw.get("profile") == "gauntlet_canary":
+        verdict = canary_verdict(text_of(vector), vector.get("reasoning", ""), raw.get("min_transcript_chars", 256))
         assert verdict == expected["canary_verdict"]
         return
-    profile = PROFILE_OF[raw["profile"]]
+    profile = PROFILE_OF[raw.get("profile", "stream_hardened")]
     _check_profile_numbers(profile, raw)
     deltas = deltas_of(vector)
     text = "".join(deltas)
     params = StreamNgramParams(profile=profile, char_runs=True)
     if profile == "gauntlet":
-        finding = detect_stream_ngram(DetectorInput(text=text), params)
-        _check_expected(finding, expected, text)
+        reasoning = vector.get("reasoning", "")
+        finding = detect_stream_ngram(DetectorInput(text=text, reasoning=reasoning), params)
+        _check_expected(finding, expected, reasoning if finding.channel == "reasoning" else text)
         return
 
     detector = StreamNgram(params)
