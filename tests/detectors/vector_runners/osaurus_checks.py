@@ -79,7 +79,8 @@ def run_detector_vector(vector: dict[str, Any]) -> None:
         run_mapper_vector(vector)
         return
     if raw.get("profile") == "gauntlet_canary":
-        verdict = canary_verdict(text_of(vector), vector.get("reasoning", ""), raw.get("min_transcript_chars", 256))
+        minimum = raw.get("min_transcript_chars", 256)
+        verdict = canary_verdict(text_of(vector), vector.get("reasoning", ""), minimum)
         assert verdict == expected["canary_verdict"]
         return
     profile = PROFILE_OF[raw.get("profile", "stream_hardened")]
