@@ -279,3 +279,21 @@ def test_registry_entry_builds_both_forms_from_default_params() -> None:
     streamed, batch = live.finish(), spec.detect(DetectorInput(text="idea " * 36), spec.params_model())
     assert (streamed.details["delta_index"], batch.details["delta_index"]) == (35, 0)
     assert (streamed.evidence, streamed.onset, streamed.period) == (batch.evidence, batch.onset, batch.period)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_onset_points_into_the_right_channel_when_channels_interleave(data: st.DataObject) -> None:
+    text = data.draw(word_streams())
+    tail = WordTail(1, 3, 3, data.draw(st.sampled_from([None, 30])))
+    ours = OsaurusStream("stream_ngram", "test", None, tail)
+    channels: dict[str, str] = {"content": "", "reasoning": ""}
+    for delta in data.draw(chunkings(text)):
+        channel = data.draw(st.sampled_from(["content", "reasoning"]))
+        channels[channel] += delta
+        found = ours.feed(delta, channel)  # type: ignore[arg-type]
+        if found is not None:
+            assert found.onset is not None
+            first_word = found.details["fragment"].split(" ")[0]
+            assert channels[found.channel][found.onset :].startswith(first_word)
+            break
