@@ -165,12 +165,7 @@ class WordTail:
                     if j - since + 1 >= n * needed and n not in fired:
                         fired[n] = since - n
             if j < complete:
-                live = grown
-            else:
-                # The partial word may still change: test it, never commit it.
-                for n, since in grown.items():
-                    if j - since + 1 >= n * needed and n not in fired:
-                        fired[n] = since - n
+                live = grown  # the partial word may still change: it is tested, never committed
         self._live = live
         if not fired:
             return None
