@@ -93,7 +93,9 @@ def test_bad_lines_never_kill_the_daemon(tmp_path: Path) -> None:
         assert rejected == expected
         assert total(samples, "degeneration_responses_flagged_total", kind="ceiling_while_repeating") == 1
         assert daemon.process.poll() is None
-        assert "gen.jsonl:1: invalid_json" in daemon.log_text()  # logged as path:line
+        log = daemon.log_text()
+        assert "gen.jsonl:1: invalid_json" in log  # logged as path:line
+        assert log.count(": invalid_json:") == 1  # rate-limited: lines 2 and 3 are counted, not logged
         assert daemon.stop() == 0
 
 
