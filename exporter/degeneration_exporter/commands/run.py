@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..config import AUTO_FORMAT, FileTailSourceConfig, Settings, load_settings
+from ..config import FileTailSourceConfig, Settings, load_settings
 from ..daemon import Daemon
 from ..errors import ConfigError
 
@@ -139,8 +139,8 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     daemon.start()
-    formats = {src.name: getattr(src, "format", AUTO_FORMAT) for src in settings.sources}
-    print(f"degeneration-exporter: serving http{'s' if daemon.tls else ''}://{daemon.address_text}/metrics; "
+    formats = {src.name: src.format for src in settings.sources}
+    print(f"degeneration-exporter: serving http{'s' if daemon.tls else ''}://{daemon.address_text}/; "
           f"sources {formats}", file=sys.stderr)
     stop.wait()
     daemon.stop()
