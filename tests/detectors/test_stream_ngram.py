@@ -284,16 +284,22 @@ def test_registry_entry_builds_both_forms_from_default_params() -> None:
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_onset_points_into_the_right_channel_when_channels_interleave(data: st.DataObject) -> None:
+    """(channel, onset) names the loop's first word in the interleaved stream (a word may span a switch)."""
     text = data.draw(word_streams())
     tail = WordTail(1, 3, 3, data.draw(st.sampled_from([None, 30])))
     ours = OsaurusStream("stream_ngram", "test", None, tail)
-    channels: dict[str, str] = {"content": "", "reasoning": ""}
+    stream = ""
+    pieces: list[tuple[str, int, int, int]] = []  # channel, offset in channel, offset in stream, length
+    seen = {"content": 0, "reasoning": 0}
     for delta in data.draw(chunkings(text)):
         channel = data.draw(st.sampled_from(["content", "reasoning"]))
-        channels[channel] += delta
+        pieces.append((channel, seen[channel], len(stream), len(delta)))
+        seen[channel] += len(delta)
+        stream += delta
         found = ours.feed(delta, channel)  # type: ignore[arg-type]
         if found is not None:
             assert found.onset is not None
-            first_word = found.details["fragment"].split(" ")[0]
-            assert channels[found.channel][found.onset :].startswith(first_word)
+            absolute = next(at + found.onset - start for ch, start, at, size in pieces
+                            if ch == found.channel and start <= found.onset < start + size)
+            assert stream[absolute:].startswith(found.details["fragment"].split(" ")[0])
             break
