@@ -36,7 +36,6 @@ from .web import (
     WebServer,
     build_ssl_context,
     load_web_config,
-    parse_listen,
     render_landing,
 )
 
@@ -129,15 +128,14 @@ class Daemon:
         if ("POST", "/ingest") in routes:
             raise ConfigError("only one http_push source can be mounted on the main server's /ingest",
                               field=f"sources.{config.name}.listen_host")
-        host, _port = parse_listen(self.settings.sinks.prometheus.listen)
-        source = HttpPushSource(config, mounted_on_host=host)
+        source = HttpPushSource(config, mounted_on_host=self.settings.sinks.prometheus.host)
         routes[("POST", "/ingest")] = _ingest_route(source)
         self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
         return source, ("/ingest",)
 
     def _build_web(self, routes: dict[tuple[str, str], Route]) -> tuple[WebServer, bool]:
         """The server with the web config's auth and TLS applied; also whether it serves TLS."""
-        listen = self.settings.sinks.prometheus.listen
+        prometheus = self.settings.sinks.prometheus
         auth: BasicAuth | None = None
         context: ssl.SSLContext | None = None
         if self.settings.web.config_file is not None:
@@ -147,10 +145,10 @@ class Daemon:
             if web_config.tls_server_config is not None:
                 context = build_ssl_context(web_config.tls_server_config)
         try:
-            server = WebServer(parse_listen(listen), routes, auth=auth, ssl_context=context,
+            server = WebServer((prometheus.host, prometheus.port), routes, auth=auth, ssl_context=context,
                                max_body_bytes=self._max_body_bytes)
         except OSError as exc:
-            message = f"sinks.prometheus.listen: cannot listen on {listen}: {exc.strerror}"
+            message = f"sinks.prometheus.listen: cannot listen on {prometheus.listen}: {exc.strerror}"
             raise ConfigError(message, field="sinks.prometheus.listen") from exc
         return server, context is not None
 

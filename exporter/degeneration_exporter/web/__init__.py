@@ -5,7 +5,7 @@ from __future__ import annotations
 from .basic_auth import BasicAuth
 from .config import WebConfig
 from .landing import FlaggedSample, LandingView, SourceView, render_landing
-from .server import OPEN_PATHS, Request, Response, Route, WebServer, parse_listen
+from .server import OPEN_PATHS, Request, Response, Route, WebServer
 from .toolkit_config import TlsServerConfig, WebConfigFile, build_ssl_context, load_web_config
 
 __all__ = [
@@ -23,6 +23,5 @@ __all__ = [
     "WebServer",
     "build_ssl_context",
     "load_web_config",
-    "parse_listen",
     "render_landing",
 ]

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from .basic_auth import BasicAuth
 
-__all__ = ["OPEN_PATHS", "Request", "Response", "Route", "WebServer", "parse_listen"]
+__all__ = ["OPEN_PATHS", "Request", "Response", "Route", "WebServer"]
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +54,6 @@ class Response:
 
 
 Route = Callable[[Request], Response]
-
-
-def parse_listen(listen: str) -> tuple[str, int]:
-    """`HOST:PORT` (IPv6 as `[::1]:PORT`) -> (host, port); ValueError on anything else."""
-    host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"listen address {listen!r} is not HOST:PORT")
-    return host.strip("[]") or "0.0.0.0", int(port)
 
 
 class WebServer:
