@@ -229,36 +229,46 @@ def test_truncated_while_down_restarts_at_zero(tmp_path: Path, logs: Path) -> No
     consumer.stop()
 
 
-def test_reused_inode_is_not_resumed_at_the_old_files_offset(tmp_path: Path, logs: Path) -> None:
+PROMPT = '{"system":"' + "s" * 5000 + '"}'  # longer than fingerprint_bytes: a head shared by step files
+
+
+@pytest.mark.parametrize("shared_head", [False, True], ids=["other_head", "same_long_head"])
+def test_reused_inode_is_not_resumed_at_the_old_files_offset(
+    tmp_path: Path, logs: Path, shared_head: bool
+) -> None:
+    head = (PROMPT,) if shared_head else ()
     old = logs / "step_1.jsonl"
-    old.write_bytes(jsonl('{"step":1,"i":0}', '{"step":1,"i":1}'))
+    old.write_bytes(jsonl(*head, '{"step":1,"i":0}', '{"step":1,"i":1}'))
     config = fast_config(tmp_path)
     consumer = start(config)
-    consumer.wait_for(2)
+    consumer.wait_for(len(head) + 2)
     consumer.stop()
-    old_ino = old.stat().st_ino
-    scratch = logs.parent / "scratch"
-    scratch.mkdir()
-    old.unlink()
-    # ext4 hands the freed inode to the next file created; other filesystems may not
-    new = logs / "step_2.jsonl"
-    for attempt in range(100):
-        new.write_bytes(jsonl('{"step":2,"i":0}', '{"step":2,"i":1}', '{"step":2,"i":2}'))
-        if new.stat().st_ino == old_ino:
-            break
-        os.rename(new, scratch / f"{attempt}.jsonl")
-    else:
+    new_lines = [*head, '{"step":2,"i":0,"longer":"xxxxxxxx"}', '{"step":2,"i":1}', '{"step":2,"i":2}']
+    if not replace_reusing_inode(old, logs / "step_2.jsonl", jsonl(*new_lines)):
         pytest.skip("this filesystem did not reuse the inode")
     consumer = start(config)
-    assert consumer.wait_for(3) == [b'{"step":2,"i":0}', b'{"step":2,"i":1}', b'{"step":2,"i":2}']
+    assert consumer.wait_for(len(new_lines)) == [line.encode() for line in new_lines]
     assert consumer.source.stats.truncations == 1
     consumer.stop()
 
 
+def replace_reusing_inode(old: Path, new: Path, content: bytes) -> bool:
+    """Delete `old` and create `new` with the same inode (ext4 hands a freed inode to the next file)."""
+    old_ino = old.stat().st_ino
+    scratch = old.parent.parent / "scratch"
+    scratch.mkdir()
+    old.unlink()
+    for attempt in range(100):
+        new.write_bytes(content)
+        if new.stat().st_ino == old_ino:
+            return True
+        os.rename(new, scratch / f"{attempt}.jsonl")
+    return False
+
+
 def test_identical_heads_are_different_files(tmp_path: Path, logs: Path) -> None:
-    head = '{"system":"' + "s" * 5000 + '"}'
-    (logs / "a.jsonl").write_bytes(jsonl(head, '{"a":1}'))
-    (logs / "b.jsonl").write_bytes(jsonl(head, '{"b":1}'))
+    (logs / "a.jsonl").write_bytes(jsonl(PROMPT, '{"a":1}'))
+    (logs / "b.jsonl").write_bytes(jsonl(PROMPT, '{"b":1}'))
     consumer = start(fast_config(tmp_path))
     assert len(consumer.wait_for(4)) == 4
     consumer.stop()
@@ -440,3 +450,27 @@ def test_gz_resumes_at_its_decompressed_offset(tmp_path: Path, logs: Path) -> No
     got = consumer.wait_for(200)
     assert got == [f'{{"i":{i}}}'.encode() for i in range(100, 300)]
     consumer.stop()
+
+
+def test_inode_of_a_deleted_file_reused_in_process_starts_at_zero(tmp_path: Path, logs: Path) -> None:
+    old = logs / "a.jsonl"
+    old.write_bytes(jsonl('{"a":1}'))
+    manual = ManualTailer(fast_config(tmp_path, rotate_wait=timedelta(seconds=1)))
+    assert manual.step() == [b'{"a":1}']
+    old_ino = old.stat().st_ino
+    scratch = logs.parent / "scratch"
+    scratch.mkdir()
+    old.unlink()
+    manual.step()
+    manual.step(2)  # drained and closed: the file had no name left
+    assert manual.stats.files_watched == 0
+    new = logs / "b.jsonl"  # starts with all of the old file: fingerprint and newline anchor both match
+    for attempt in range(100):
+        new.write_bytes(jsonl('{"a":1}', '{"b":2}'))
+        if new.stat().st_ino == old_ino:
+            break
+        os.rename(new, scratch / f"{attempt}.jsonl")
+    else:
+        pytest.skip("this filesystem did not reuse the inode")
+    assert manual.step() == [b'{"a":1}', b'{"b":2}']
+    manual.tailer.close()

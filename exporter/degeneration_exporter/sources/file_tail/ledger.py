@@ -43,6 +43,7 @@ class _Progress:
     compressed: bool = False
     end_offset: int | None = None
     retired: bool = False
+    deleted: bool = False
     skip_after: dict[int, int] = field(default_factory=dict)
 
     @property
@@ -67,7 +68,7 @@ class CommitLedger:
         where the reader stopped, under the same key, so its lines in flight are neither lost nor re-read.
         """
         with self._lock:
-            previous = [p for p in self._live.values() if p.file_id == file_id]
+            previous = [p for p in self._live.values() if p.file_id == file_id and not p.deleted]
             if previous:
                 last = max(previous, key=lambda p: p.serial)
                 done = last.end_offset is not None
@@ -134,11 +135,15 @@ class CommitLedger:
         with self._lock:
             self._live[key].end_offset = end
 
-    def retire(self, key: str, now: float) -> None:
-        """No more lines will come from this epoch; late commits still count until it is superseded."""
+    def retire(self, key: str, now: float, *, deleted: bool = False) -> None:
+        """No more lines will come from this epoch; late commits still count until it is superseded.
+
+        `deleted`: the file had no name left when closed, so its inode can only come back as a new
+        file: it is neither resumed nor persisted.
+        """
         with self._lock:
             progress = self._live[key]
-            progress.retired, progress.updated = True, now
+            progress.retired, progress.updated, progress.deleted = True, now, deleted
 
     def committed(self, key: str) -> int:
         with self._lock:
@@ -161,7 +166,7 @@ class CommitLedger:
             keep = {id(p) for p in newest.values()}
             for key, progress in list(self._live.items()):
                 expired = progress.retired and now - progress.updated > retention
-                if id(progress) not in keep or expired:
+                if id(progress) not in keep or expired or progress.deleted:
                     del self._live[key]
             for file_id, entry in list(self._stored.items()):
                 if now - entry.updated > retention:
@@ -169,7 +174,7 @@ class CommitLedger:
             entries = [
                 PositionEntry(p.file_id, p.path, p.committed, p.fingerprint, p.updated, p.complete)
                 for p in newest.values()
-                if not (p.retired and now - p.updated > retention)
+                if not (p.deleted or (p.retired and now - p.updated > retention))
             ]
             entries.extend(e for e in self._stored.values() if e.file_id not in newest)
             return entries

@@ -173,7 +173,7 @@ class FileTailer:
         """
         resume = self._ledger.resume_point(seen.file_id)
         if resume is not None:
-            if resume.fingerprint.still_matches(fd) and (is_gz or size >= resume.offset):
+            if resume.fingerprint.still_matches(fd) and (is_gz or _is_line_end(fd, resume.offset, size)):
                 if resume.complete:
                     return None
                 if resume.key is not None:
@@ -342,8 +342,10 @@ class FileTailer:
             self._deliver(tracked, [piece], partial=True)
 
     def _retire(self, tracked: _Tracked) -> None:
+        """Close for good; a file with no name left is forgotten, so a reuse of its inode starts at 0."""
+        deleted = tracked.fd is not None and os.fstat(tracked.fd).st_nlink == 0
         self._close_fd(tracked)
-        self._ledger.retire(tracked.key, self._wall())
+        self._ledger.retire(tracked.key, self._wall(), deleted=deleted)
         del self._tracked[tracked.file_id]
 
     def _close_fd(self, tracked: _Tracked) -> None:
@@ -382,6 +384,12 @@ def _names(path: str, file_id: FileId) -> bool:
     except OSError:
         return False
     return FileId(st.st_dev, st.st_ino) == file_id
+
+
+def _is_line_end(fd: int, offset: int, size: int) -> bool:
+    """A resumed offset must sit just after a newline: a cheap second check against inode reuse by
+    a file whose head happens to equal the old one's (a fingerprint alone cannot tell them apart)."""
+    return offset == 0 or (offset <= size and os.pread(fd, 1, offset - 1) == b"\n")
 
 
 def _end_of_last_line(fd: int, size: int, block: int = 64 * 1024) -> int:
