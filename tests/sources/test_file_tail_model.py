@@ -170,5 +170,5 @@ class TailModel(RuleBasedStateMachine):
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-TailModel.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+TailModel.TestCase.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
 test_tailer_matches_model = TailModel.TestCase
