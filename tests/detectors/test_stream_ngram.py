@@ -303,3 +303,15 @@ def test_onset_points_into_the_right_channel_when_channels_interleave(data: st.D
                             if ch == found.channel and start <= found.onset < start + size)
             assert stream[absolute:].startswith(found.details["fragment"].split(" ")[0])
             break
+
+
+def test_a_long_word_streamed_without_whitespace_is_not_recopied_per_delta() -> None:
+    """CJK or base64 with no spaces: the partial word grows by pieces, joined once when it completes."""
+    detector = StreamNgram(StreamNgramParams(profile="gauntlet"))
+    tail = detector._tail
+    assert tail is not None
+    for _ in range(1000):
+        assert detector.feed("我爱") is None
+    assert tail._partial_len == 2000 and len(tail._partial_pieces) == 1000
+    detector.feed(" done")
+    assert tail._words[-1] == "我爱" * 1000 and tail._partial() == "done"

@@ -62,7 +62,8 @@ class WordTail:
         "_live",
         "_max_n",
         "_min_n",
-        "_partial",
+        "_partial_len",
+        "_partial_pieces",
         "_partial_start",
         "_repeats",
         "_run_pattern",
@@ -84,7 +85,10 @@ class WordTail:
         self._starts: list[int] = []  # absolute start offset of each complete word
         self._base = 0  # absolute word index of _words[0]
         self._first = 0  # absolute word index of the first complete word still in the tail
-        self._partial = ""  # trailing word not yet followed by whitespace, as the tail holds it
+        # The trailing word not yet followed by whitespace, as the tail holds it, kept as pieces and
+        # joined only when compared: a long run without whitespace must not be re-copied per delta.
+        self._partial_pieces: list[str] = []
+        self._partial_len = 0
         self._partial_start = 0
         self._end = 0  # absolute offset just past everything pushed
         self._tail_start = 0
@@ -119,22 +123,27 @@ class WordTail:
         parts = WORDS_AND_SPACES.split(delta)
         offsets = list(accumulate(map(len, parts), initial=self._end))
         head, last = parts[0], parts[-1]
-        pending, pending_start = self._partial, self._partial_start
+        self._end = offsets[-1]
         if len(parts) == 1:  # no whitespace: the delta only extends the partial word
-            if pending:
-                self._partial = pending + head
-            else:
-                self._partial, self._partial_start = head, offsets[0]
-            self._end = offsets[-1]
+            if not self._partial_len:
+                self._partial_start = offsets[0]
+            self._partial_pieces.append(head)
+            self._partial_len += len(head)
             return
         words, starts = self._words, self._starts
-        if pending or head:
-            words.append(pending + head)
-            starts.append(pending_start if pending else offsets[0])
+        if self._partial_len or head:
+            starts.append(self._partial_start if self._partial_len else offsets[0])
+            words.append(self._partial() + head)
         words.extend(parts[2:-1:2])
         starts.extend(offsets[2:-2:2])
-        self._partial, self._partial_start = last, offsets[-2]
-        self._end = offsets[-1]
+        self._partial_pieces = [last] if last else []
+        self._partial_len, self._partial_start = len(last), offsets[-2]
+
+    def _partial(self) -> str:
+        pieces = self._partial_pieces
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0] if pieces else ""
 
     def _scan(self, old_complete: int) -> NgramLoop | None:
         if self._base + len(self._words) - old_complete > self._bulk_words:
@@ -148,10 +157,16 @@ class WordTail:
         complete = base + len(words)
         live = self._live
         fired: dict[int, int] = {}  # n -> start of the first run reaching n * (R - 1) matches
-        for j in range(old_complete, complete + (1 if self._partial else 0)):
-            word = words[j - base] if j < complete else self._partial
+        for j in range(old_complete, complete + (1 if self._partial_len else 0)):
             lo = max(first, j - max_n)
-            if word not in words[lo - base : j - min_n + 1 - base]:
+            recent = words[lo - base : j - min_n + 1 - base]
+            if j < complete:
+                word = words[j - base]
+            elif recent and self._partial_len <= max(map(len, recent)):
+                word = self._partial()
+            else:
+                continue  # a partial word longer than every recent word equals none of them
+            if word not in recent:
                 if j < complete:
                     live = {}
                 continue
@@ -174,7 +189,7 @@ class WordTail:
 
     def _matched_from(self, start: int, n: int) -> int:
         """How many consecutive i from `start` have word[i] == word[i+n] (the copies' extent)."""
-        last = self._base + len(self._words) - (0 if self._partial else 1)
+        last = self._base + len(self._words) - (0 if self._partial_len else 1)
         i = start
         while i + n <= last and self._token(i)[0] == self._token(i + n)[0]:
             i += 1
@@ -186,8 +201,8 @@ class WordTail:
         first = self._first
         lo = max(first, old_complete - self._max_n)
         window = self._words[lo - self._base :]
-        if self._partial:
-            window.append(self._partial)
+        if self._partial_len:
+            window.append(self._partial())
         eq = operator.eq
         live = self._live
         for n in range(self._min_n, self._max_n + 1):
@@ -218,7 +233,7 @@ class WordTail:
         complete = self._base + len(self._words)
         if index < complete:
             return self._words[index - self._base], self._starts[index - self._base]
-        return self._partial, self._partial_start
+        return self._partial(), self._partial_start
 
     def _loop(self, n: int, start_index: int, matched: int) -> NgramLoop:
         copies = 1 + matched // n
@@ -234,9 +249,10 @@ class WordTail:
         i = bisect_right(starts, cut, local_first, len(starts)) - 1
         if i >= local_first and starts[i] + len(words[i]) > cut:
             new_start = starts[i] + len(words[i]) + 1  # drop through the whitespace ending that word
-        elif self._partial and self._partial_start <= cut:
+        elif self._partial_len and self._partial_start <= cut:
             new_start = cut  # no whitespace left in the suffix: keep it whole, the word cut short
-            self._partial = self._partial[cut - self._partial_start :]
+            self._partial_pieces = [self._partial()[cut - self._partial_start :]]
+            self._partial_len -= cut - self._partial_start
             self._partial_start = cut
         else:
             new_start = cut + 1  # the suffix starts on whitespace: drop that one character
