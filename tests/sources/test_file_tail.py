@@ -340,10 +340,23 @@ def test_full_queue_pauses_reading_without_dropping(tmp_path: Path, logs: Path) 
     (logs / "a.jsonl").write_bytes(jsonl(*(f'{{"i":{i}}}' for i in range(200))))
     source = FileTailSource(fast_config(tmp_path, queue_max_lines=10))
     lines = source.lines()
-    got = [next(lines).data]
+    got: list[bytes] = []
+
+    def take(count: int) -> None:
+        for _ in range(count):
+            line = next(lines)
+            assert line.position is not None
+            source.commit(line.position)
+            got.append(line.data)
+
+    take(1)
     wait_until(lambda: source.stats.queue_depth >= 9, what="the queue to fill")
     assert source.stats.lines_read <= 12  # the reader is blocked, not dropping
-    got.extend(next(lines).data for _ in range(199))
+    take(5)  # lag is kept current while the reader is blocked
+    size = (logs / "a.jsonl").stat().st_size
+    wait_until(lambda: source.stats.lag_bytes == size - 6 * len(b'{"i":0}\n'), what="the lag after 6 lines")
+    take(194)
+    wait_until(lambda: source.stats.lag_bytes == 0, what="no lag")
     source.close()
     assert got == [f'{{"i":{i}}}'.encode() for i in range(200)]
 

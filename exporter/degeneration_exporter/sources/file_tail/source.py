@@ -130,6 +130,7 @@ class FileTailSource:
     def _sync_forever(self) -> None:
         interval = self.config.sync_interval.total_seconds()
         while not self._stop.wait(interval):
+            self._refresh_gauges()  # also while the reader is blocked on a full queue
             self.checkpoint()
 
     def _refresh_gauges(self) -> None:
