@@ -315,3 +315,10 @@ def test_a_long_word_streamed_without_whitespace_is_not_recopied_per_delta() -> 
     assert tail._partial_len == 2000 and len(tail._partial_pieces) == 1000
     detector.feed(" done")
     assert tail._words[-1] == "我爱" * 1000 and tail._partial() == "done"
+
+
+def test_an_unknown_channel_name_is_data_not_a_crash() -> None:
+    detector = StreamNgram(HARDENED)
+    for _ in range(36):
+        found = detector.feed("idea ", "tool")  # type: ignore[arg-type]
+    assert found is not None and found.onset == 0

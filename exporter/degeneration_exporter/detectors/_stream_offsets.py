@@ -38,9 +38,9 @@ class ChannelOffsets:
         if not self._channels or self._channels[-1] != channel:
             self._starts.append(self._end)
             self._channels.append(channel)
-            self._firsts.append(self._channel_ends[channel])
+            self._firsts.append(self._channel_ends.get(channel, 0))
         self._end += length
-        self._channel_ends[channel] += length
+        self._channel_ends[channel] = self._channel_ends.get(channel, 0) + length
 
     def locate(self, offset: int) -> tuple[Channel, int]:
         """The channel holding absolute `offset` and the offset inside that channel."""
