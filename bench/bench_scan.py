@@ -137,7 +137,7 @@ def main() -> None:
     run_case("long looping", looping_texts(args.texts, args.chars), args.repeat, rows)
     print("\n".join(rows))
     print(
-        f"\n(median of nothing: best of {args.repeat} runs each; one core; zlib {zlib.ZLIB_RUNTIME_VERSION})"
+        f"\n(best of {args.repeat} runs each; one core; zlib {zlib.ZLIB_RUNTIME_VERSION})"
     )
 
 
