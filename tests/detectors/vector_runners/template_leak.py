@@ -16,7 +16,7 @@ from degeneration_exporter.detectors.template_leak import (
     gauntlet_leak_verdict,
 )
 
-from tests.detectors.vector_runners.common import deltas_of, text_of
+from tests.detectors.vector_runners.common import deltas_of
 
 FAMILY_OF = {"stream": "osaurus_stream", "gauntlet": "osaurus_gauntlet", "autorun": "osaurus_autorun"}
 
@@ -25,21 +25,23 @@ def run(vector: dict[str, Any]) -> None:
     raw, expected = vector["params"], vector["expected"]
     params = TemplateLeakParams(families=(FAMILY_OF[raw["profile"]],))  # type: ignore[arg-type]
     tokens = params.tokens()
-    assert list(tokens) == raw["tokens"]
+    if "tokens" in raw:
+        assert list(tokens) == raw["tokens"]
     if "carry_chars" in raw:
         assert TokenScanner(tokens).carry_chars == raw["carry_chars"]
 
     if raw["profile"] == "gauntlet":
-        verdict, channel, token = gauntlet_leak_verdict(text_of(vector), vector.get("reasoning", ""), tokens)
+        content = "".join(deltas_of(vector))
+        verdict, channel, token = gauntlet_leak_verdict(content, vector.get("reasoning", ""), tokens)
         assert verdict == expected["verdict"]
         assert channel == expected.get("channel")
         assert token == expected.get("token")
         return
 
     if raw["profile"] == "autorun":
-        finding = detect_template_leak(DetectorInput(text=text_of(vector)), params)
+        finding = detect_template_leak(DetectorInput(text="".join(deltas_of(vector))), params)
         assert finding.flagged == expected["verdict"]
-        assert finding.details["token"] == expected["token"]
+        assert finding.details["token"] == expected.get("token")
         return
 
     deltas = deltas_of(vector)
@@ -53,7 +55,8 @@ def run(vector: dict[str, Any]) -> None:
     assert len(triggers) <= 1, "the detector must latch"
     if triggers:
         assert triggers[0][1].details["token"] == expected["token"]
-        assert triggers[0][0] == expected["trigger_delta_index"]
+        if "trigger_delta_index" in expected:
+            assert triggers[0][0] == expected["trigger_delta_index"]
     joined = "".join(deltas)
     batch = detect_template_leak(DetectorInput(text=joined), params)
     assert detector.finish() == batch
