@@ -119,9 +119,10 @@ def test_v1_and_gauntlet_count_whitespace_and_gauntlet_reports_the_full_run() ->
     assert not detect_char_run(DetectorInput(text="!" * 63), GAUNTLET).flagged
 
 
-def test_run_in_reasoning_is_reported_in_the_reasoning_channel() -> None:
-    finding = detect_char_run(DetectorInput(text="fine", reasoning="hmm " + "?" * 64), V1)
-    assert finding.channel == "reasoning" and finding.onset == 4
+def test_batch_scans_the_content_text_only() -> None:
+    assert not detect_char_run(DetectorInput(text="fine", reasoning="hmm " + "?" * 64), V1).flagged
+    finding = detect_char_run(DetectorInput(text="hmm " + "?" * 64, reasoning="fine"), V1)
+    assert finding.channel == "content" and finding.onset == 4
 
 
 def test_run_spanning_channels_counts_as_one_stream() -> None:

@@ -203,12 +203,13 @@ def test_finding_points_at_the_loop_in_its_channel() -> None:
     assert 0 < found.details["coverage"] < 1
 
 
-def test_batch_reports_the_channel_of_the_gauntlet_transcript() -> None:
+def test_batch_scans_the_content_text_only() -> None:
+    """As every detector: the classifier scans reasoning with a second call and labels its channel."""
     loop = "round and round " * 12
     content = detect_stream_ngram(DetectorInput(text="fine. " + loop, reasoning="short"), HARDENED)
     assert content.channel == "content" and content.onset == len("fine. ")
-    thinking = detect_stream_ngram(DetectorInput(text="fine.", reasoning=loop), HARDENED)
-    assert thinking.channel == "reasoning" and thinking.onset == 0
+    assert not detect_stream_ngram(DetectorInput(text="fine.", reasoning=loop), HARDENED).flagged
+    assert detect_stream_ngram(DetectorInput(text=loop), HARDENED).onset == 0
 
 
 def test_long_fragment_is_cut_to_80_characters_with_an_ellipsis() -> None:

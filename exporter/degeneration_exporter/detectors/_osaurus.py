@@ -3,7 +3,8 @@
 Why one class: upstream observes content and reasoning deltas in arrival order with one detector
 that checks character runs before word n-grams and stops after its first trigger. `char_run` uses it
 with the run rule alone, `stream_ngram` with the n-gram rule (and, with `char_runs: true`, both).
-Batch forms feed the gauntlet transcript (reasoning, newline, content) as one delta.
+Batch forms feed the content text as one delta; the classifier scans reasoning with a second call,
+as for every detector.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from ._stream_offsets import ChannelOffsets
 from ._word_tail import NgramLoop, WordTail
 from .base import Channel, DetectorInput, Finding, snippet
 
-__all__ = ["FRAGMENT_CHARS", "OsaurusStream", "ngram_evidence", "published_fragment", "transcript_of"]
+__all__ = ["FRAGMENT_CHARS", "OsaurusStream", "ngram_evidence", "published_fragment"]
 
 FRAGMENT_CHARS = 80
 
@@ -27,13 +28,6 @@ def published_fragment(loop: NgramLoop) -> str:
 def ngram_evidence(loop: NgramLoop) -> str:
     """The published n-gram evidence string."""
     return f'{loop.n}-token n-gram "{published_fragment(loop)}" repeated {loop.occurrences}x consecutively'
-
-
-def transcript_of(inp: DetectorInput) -> tuple[str, list[tuple[Channel, int]]]:
-    """The gauntlet transcript (`reasoning + "\\n" + content`, or content alone) and its channel segments."""
-    if not inp.reasoning:
-        return inp.text, [("content", len(inp.text))]
-    return f"{inp.reasoning}\n{inp.text}", [("reasoning", len(inp.reasoning) + 1), ("content", len(inp.text))]
 
 
 class OsaurusStream:
@@ -67,9 +61,8 @@ class OsaurusStream:
                        details={"profile": self._profile_name})
 
     def scan(self, inp: DetectorInput) -> Finding:
-        """Batch form on a fresh instance: the transcript as one delta."""
-        text, segments = transcript_of(inp)
-        self._push(text, segments)
+        """Batch form on a fresh instance: the content text as one delta."""
+        self._push(inp.text, [("content", len(inp.text))])
         return self.finish()
 
     def _push(self, delta: str, segments: list[tuple[Channel, int]]) -> Finding | None:

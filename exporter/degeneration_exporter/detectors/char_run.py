@@ -75,5 +75,5 @@ class CharRun(OsaurusStream):
 
 
 def detect_char_run(inp: DetectorInput, params: CharRunParams) -> Finding:
-    """Batch form: the transcript as one delta (under a growth gate above 1 this cannot fire)."""
+    """Batch form: the content text as one delta (under a growth gate above 1 this cannot fire)."""
     return CharRun(params).scan(inp)

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from ._osaurus import OsaurusStream, transcript_of
+from ._osaurus import OsaurusStream
 from ._word_tail import WordTail
 from .base import DetectorInput, Finding
 from .char_run import PROFILES as RUN_PROFILES
@@ -104,16 +104,15 @@ class StreamNgram(OsaurusStream):
 
 
 def detect_stream_ngram(inp: DetectorInput, params: StreamNgramParams) -> Finding:
-    """Batch form: the gauntlet transcript (reasoning, newline, content) as one delta."""
+    """Batch form: the content text as one delta (osaurus scans one large delta whole)."""
     return StreamNgram(params).scan(inp)
 
 
 def canary_verdict(content: str, reasoning: str = "",
                    min_transcript_chars: int = CANARY_MIN_TRANSCRIPT_CHARS) -> CanaryVerdict:
     """The gauntlet's degeneration-canary verdict (§4.3): a hit fails at any length, short is untested."""
-    params = StreamNgramParams(profile="gauntlet", char_runs=True)
-    inp = DetectorInput(text=content, reasoning=reasoning)
-    if detect_stream_ngram(inp, params).flagged:
+    transcript = f"{reasoning}\n{content}" if reasoning else content
+    gauntlet = StreamNgramParams(profile="gauntlet", char_runs=True)
+    if detect_stream_ngram(DetectorInput(text=transcript), gauntlet).flagged:
         return "fail"
-    transcript, _ = transcript_of(inp)
     return "untested" if len(transcript) < min_transcript_chars else "pass"
