@@ -14,7 +14,8 @@ from the hardened thresholds. The batch form is the whole text as one delta, so 
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import replace
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -56,15 +57,11 @@ class CharRunParams(BaseModel, frozen=True, extra="forbid"):
 
     def run_profile(self) -> RunProfile:
         """The profile with any overrides applied."""
-        base = PROFILES[self.profile]
-        return RunProfile(
-            self.run_alnum if self.run_alnum is not None else base.alnum_threshold,
-            self.run_other if self.run_other is not None else base.other_threshold,
-            self.whitespace_counts if self.whitespace_counts is not None else base.whitespace_counts,
-            self.growth_deltas if self.growth_deltas is not None else base.growth_gate,
-            base.names_deltas,
-            base.full_length,
-        )
+        overrides: dict[str, Any] = {
+            "alnum_threshold": self.run_alnum, "other_threshold": self.run_other,
+            "whitespace_counts": self.whitespace_counts, "growth_gate": self.growth_deltas,
+        }
+        return replace(PROFILES[self.profile], **{k: v for k, v in overrides.items() if v is not None})
 
 
 class CharRun(OsaurusStream):

@@ -15,7 +15,7 @@ fed word by word, escape the tail; only exact word equality counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -84,13 +84,8 @@ class StreamNgramParams(BaseModel, frozen=True, extra="forbid"):
 
     def ngram_profile(self) -> NgramProfile:
         """The profile with any overrides applied."""
-        base = PROFILES[self.profile]
-        return NgramProfile(
-            self.min_n if self.min_n is not None else base.min_n,
-            self.max_n if self.max_n is not None else base.max_n,
-            self.repeats if self.repeats is not None else base.repeats,
-            base.tail_chars,
-        )
+        overrides = {"min_n": self.min_n, "max_n": self.max_n, "repeats": self.repeats}
+        return replace(PROFILES[self.profile], **{k: v for k, v in overrides.items() if v is not None})
 
 
 class StreamNgram(OsaurusStream):
