@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 from .classification.classify import Classifier, ClassifierConfig, ResponseStream, classify
 from .classification.result import Classification, FlagKind, LoopSpan
+from .config import Settings
 from .detectors import DETECTORS
 from .detectors.base import DetectorInput, DetectorSpec, Finding
 from .errors import (
@@ -51,6 +52,7 @@ __all__ = [
     "Record",
     "RecordError",
     "ResponseStream",
+    "Settings",
     "SinkError",
     "SourceError",
     "UnknownFormat",
