@@ -130,6 +130,81 @@ def test_a_changed_name_slot_still_counts_as_a_copy() -> None:
     assert _detect(text).flagged
 
 
+# --- the onset a reader gives: the first copy of the unit, slots allowed (docs/detectors/tandem_repeat.md)
+
+def _flagged_onset(text: str) -> int | None:
+    f = _detect(text)
+    assert f.flagged
+    return f.onset
+
+
+def test_onset_counts_a_first_copy_whose_ordinal_slot_changes() -> None:
+    intro = "He also makes a number of important points. "
+    rows = [f"{n}, he notes that the party has been in power for a long time, and that it has lost its way."
+            for n in ("First", "Second", "Third", "Fourth", "Fifth")]
+    text = intro + "\n\n".join(rows)
+    assert _flagged_onset(text) == len(intro)
+
+
+def test_onset_counts_a_first_list_item_whose_name_slots_change() -> None:
+    intro = "The top running backs this season:\n\n"
+    items = [f"{i}. {first} {last}, RB, {team}\n\n{last} has been the best running back in the league since "
+             "the first week, and he is only going to get better as the season goes on.\n\n"
+             for i, (first, last, team) in enumerate([("Ezekiel", "Elliott", "Dallas Cowboys"),
+                                                      ("Le'Veon", "Bell", "Pittsburgh Steelers"),
+                                                      ("Adrian", "Peterson", "Minnesota Vikings")], 1)]
+    text = intro + "".join(items)
+    assert _flagged_onset(text) == len(intro)
+
+
+def test_onset_skips_an_earlier_sentence_with_an_inserted_clause() -> None:
+    # A paraphrase (a clause inserted) is not a copy: the loop starts where the copies start.
+    lead = ("The agency filed a rule to allow wolves to be hunted.\n\nThe rule, which is expected to be "
+            "finalized in the coming weeks, would allow wolves to be hunted if they threaten livestock.\n\n")
+    text = lead + "The rule would allow wolves to be hunted if they threaten livestock.\n\n" * 5
+    assert _flagged_onset(text) == len(lead)
+
+
+def test_onset_skips_a_sentence_that_only_ends_like_the_unit() -> None:
+    lead = "Jenek's drag persona is a drag queen, but he is not a trans man. He is a drag queen.\n\n"
+    text = lead + "Jenek is a trans man. He is a drag queen.\n\n" * 6
+    assert _flagged_onset(text) == len(lead)
+
+
+def test_onset_of_a_reply_that_opens_mid_copy_is_its_start() -> None:
+    unit = "Airbnb, the well-known home-sharing service, raised a large round of funding this year. "
+    text = unit[len("Airbnb, the well"):] + unit * 4
+    assert _flagged_onset(text) == 0
+
+
+def test_onset_of_alternating_lines_starts_at_the_first_line_of_the_cycle() -> None:
+    lead = "The result means City are still unbeaten in seven league games.\n\n"
+    a = "City's first goal came in the first minute of the second half, headed in by Sterling.\n\n"
+    b = "The Reds had the better of the second half, but City's equaliser came late in the half.\n\n"
+    text = lead + a + (b + a) * 3
+    assert _flagged_onset(text) == len(lead)
+
+
+def test_onset_ignores_the_full_stop_of_a_title() -> None:
+    lead = '"The article is a smear," Stein said in a statement. '
+    text = lead + "It is a blatant attempt to smear Dr. Stein and the Green Party. " * 6
+    assert _flagged_onset(text) == len(lead)
+
+
+def test_a_template_list_does_not_chain_into_the_loop_after_it() -> None:
+    # Items that each change one word from the last are a list; the loop starts where rows repeat.
+    items = ["a loaf of bread", "a salad", "a dessert", "a coffee", "a snack", "a meal", "a drink"]
+    head = "".join(f"{i}. Buy {item}\n" for i, item in enumerate(items, 1))
+    text = head + "".join(f"{i}. Buy a gift wrap\n" for i in range(len(items) + 1, 30))
+    assert _flagged_onset(text) == len(head)
+
+
+def test_a_phrase_looping_inside_a_sentence_is_dated_from_the_sentence() -> None:
+    lead = "The rebels took the city in May.\n\n"
+    text = lead + "The Syrian government" + " has been losing ground in the war for two years, and" * 6
+    assert _flagged_onset(text) == len(lead)
+
+
 # --- legitimate structure stays clean ------------------------------------------------------------
 
 def test_a_numbered_list_of_distinct_items_is_clean() -> None:
@@ -297,30 +372,43 @@ def _jsonl(path: Path) -> Iterator[dict[str, object]]:
         yield from (json.loads(line) for line in fh if line.strip())
 
 
-def _labelled(folder: Path, files: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+def _labelled(folder: Path, files: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, int | None]]]:
     texts = {str(r["id"]): str(r["text"]) for name in files for r in _jsonl(folder / name)}
-    labels = {str(r["id"]): str(r["label"]) for r in _jsonl(folder / "labels.jsonl")}
+    labels: dict[str, tuple[str, int | None]] = {}
+    for r in _jsonl(folder / "labels.jsonl"):
+        onset = r.get("onset")
+        labels[str(r["id"])] = (str(r["label"]), onset if isinstance(onset, int) else None)
     return texts, labels
 
 
-@pytest.mark.parametrize(("folder", "files"), [
-    ("gpt2-large-webtext-dev", [f"{m}.jsonl.gz" for m in
-                                ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", "human")]),
-    ("smollm2-long-dev", ["outputs.jsonl.gz"]),
+# Onset: the share of flagged loops whose onset is within 2% of the text's length of the labelled one
+# (bench/calibrate.py prints the same number). The goal is 0.9; these floors are what is reached now
+# (docs/detectors.md, "Reading the onset column"), so a change that dates loops worse fails here.
+_GPT2_METHODS = ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", "human")
+_GPT2_FILES = [f"{m}.jsonl.gz" for m in _GPT2_METHODS]
+
+
+@pytest.mark.parametrize(("folder", "files", "onset_floor"), [
+    ("gpt2-large-webtext-dev", _GPT2_FILES, 0.78),
+    ("smollm2-long-dev", ["outputs.jsonl.gz"], 0.69),
 ])
-def test_meets_the_calibration_goals_on_the_labelled_set(folder: str, files: list[str]) -> None:
+def test_meets_the_calibration_goals_on_the_labelled_set(folder: str, files: list[str],
+                                                         onset_floor: float) -> None:
     if not SHARED.is_dir():
         pytest.fail(f"shared material not found at {SHARED} (set DEGENERATION_SHARED)")
     texts, labels = _labelled(SHARED / "data" / folder, files)
-    tp = fp = fn = 0
-    for sid, label in labels.items():
+    tp = fp = fn = onset_ok = 0
+    for sid, (label, onset) in labels.items():
         if label == "borderline":
             continue
-        flagged = _detect(texts[sid]).flagged
-        tp += label == "loop" and flagged
-        fn += label == "loop" and not flagged
-        fp += label == "clean" and flagged
+        f = _detect(texts[sid])
+        tp += label == "loop" and f.flagged
+        fn += label == "loop" and not f.flagged
+        fp += label == "clean" and f.flagged
+        if label == "loop" and f.flagged and onset is not None and f.onset is not None:
+            onset_ok += abs(f.onset - onset) <= 0.02 * len(texts[sid])
     assert tp / (tp + fn) >= 0.97, (tp, fn)
     assert tp / (tp + fp) >= 0.99, (tp, fp)
-    human_clean = [sid for sid, label in labels.items() if sid.startswith("human") and label == "clean"]
+    assert onset_ok / tp >= onset_floor, (onset_ok, tp)
+    human_clean = [sid for sid, (label, _) in labels.items() if sid.startswith("human") and label == "clean"]
     assert not [sid for sid in human_clean if _detect(texts[sid]).flagged]

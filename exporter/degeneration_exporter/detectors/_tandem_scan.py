@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["TandemCandidate", "locate", "scan_tandem_repeats"]
+__all__ = ["TandemCandidate", "locate", "scan_tandem_repeats", "unit_spans"]
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
 _UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
@@ -79,6 +79,11 @@ def _units(text: str) -> _Units:
     return _Units(list(map(ids_of.__getitem__, raw)), raw, list(map(content_of.__getitem__, raw)))
 
 
+def unit_spans(text: str, lo: int, hi: int) -> list[tuple[int, int, str]]:
+    """(start, end, folded form) of every unit in `text[lo:hi]`, folded as `_units` folds them."""
+    return [(m.start(), m.end(), _DIGITS.sub("0", m[0].lower())) for m in _UNIT.finditer(text, lo, hi)]
+
+
 def _sentence_start(text: str, onset: int, limit: int) -> int:
     """Start of the sentence or line holding `onset`, when it begins at most `limit` (a period) earlier.
 
@@ -94,8 +99,8 @@ def _sentence_start(text: str, onset: int, limit: int) -> int:
     return last
 
 
-def locate(text: str, c: TandemCandidate) -> tuple[int, int, int]:
-    """Code-point onset, end and period of a candidate found in `text` (one tokenising pass)."""
+def locate(text: str, c: TandemCandidate) -> tuple[int, int, int, int]:
+    """Code-point onset, end, period and first-copy start of a candidate (one tokenising pass)."""
     wanted = {c.onset_unit, c.copy_unit, c.copy_unit + c.period_units, c.end_unit - 1}
     starts: dict[int, int] = {}
     ends: dict[int, int] = {}
@@ -106,7 +111,7 @@ def locate(text: str, c: TandemCandidate) -> tuple[int, int, int]:
             break
     period_chars = starts.get(c.copy_unit + c.period_units, len(text)) - starts[c.copy_unit]
     onset = _sentence_start(text, starts[c.onset_unit], period_chars)
-    return onset, ends[c.end_unit - 1], period_chars
+    return onset, ends[c.end_unit - 1], period_chars, starts[c.copy_unit]
 
 
 def _is_counter_step(later: str, earlier: str) -> bool:

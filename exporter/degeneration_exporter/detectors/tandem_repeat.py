@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, model_validator
 
+from ._tandem_onset import date_onset
 from ._tandem_scan import TandemCandidate, locate, scan_tandem_repeats
 from .base import Channel, DetectorInput, Finding, snippet
 
@@ -108,6 +109,7 @@ class _Hit:
     onset: int
     end: int
     period_chars: int
+    copy_start: int
 
 
 def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
@@ -121,12 +123,16 @@ def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
             continue
         if not _qualifies(c, params, text_ends_here, in_code=False):   # code only tightens the rules
             continue
-        onset, end, period_chars = locate(window, c)
+        onset, end, period_chars, copy_start = locate(window, c)
         # Fences starting before the onset: a 4-char pattern cannot start in the last 3 chars kept.
         in_code = (fences_before + window.count(_FENCE, 0, onset + len(_FENCE) - 1)) % 2 == 1
         if _qualifies(c, params, text_ends_here, in_code):
-            best = _Hit(c, onset, end, period_chars)
-    return best
+            best = _Hit(c, onset, end, period_chars, copy_start)
+    if best is None:
+        return None
+    # The verdict above dates candidates by the scan; the finding reports the reader's onset.
+    onset = date_onset(window, best.copy_start, best.period_chars, best.end)
+    return _Hit(best.candidate, onset, best.end, best.period_chars, best.copy_start)
 
 
 def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
