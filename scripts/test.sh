@@ -11,6 +11,9 @@ if ! command -v promtool >/dev/null 2>&1; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
 
+# helm v4 + v3 and the prometheus-operator schemas for tests/e2e/test_helm.py (into .cache/helm-tools)
+bash scripts/install-helm.sh
+
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
