@@ -19,12 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import degeneration_exporter
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 from degeneration_exporter.config import load_settings
 from degeneration_exporter.sinks.prometheus import DEFAULT_PORT, PrometheusSinkConfig
 
+from tests.daemon_harness import DaemonProcess
 from tests.e2e.helm_cli import (
     CHART,
     NAMESPACE,
@@ -224,6 +226,40 @@ def test_container_args_port_and_probes_follow_the_config(rendered: dict[str, li
                     if scenario in SCENARIOS else None) or _config_map(objects)["metadata"]["name"]
     assert config_volume["configMap"]["name"] == expected_map
     assert config_mount["subPath"] == "config.yaml" and config_mount["readOnly"] is True
+
+
+def test_the_rendered_pod_command_runs_the_daemon(helm4: Helm, tmp_path: Path) -> None:
+    """The container's command, args, env and ConfigMap, run as a real process over real log files.
+
+    Only the paths are moved under tmp_path (through values, as a user would) and the listen host
+    is forced to 127.0.0.1 by the harness; the probe path is taken from the rendered livenessProbe.
+    """
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    logs.mkdir()
+    example = Path(degeneration_exporter.__file__).parent / "examples" / "generation_log.jsonl"
+    shutil.copyfile(example, logs / "generation_log.jsonl")
+    overrides = tmp_path / "values.yaml"
+    overrides.write_text(yaml.safe_dump({
+        "config": {"sources": [{"name": "vllm", "include": [f"{logs}/*.jsonl"], "start_at": "beginning"}],
+                   "sinks": {"prometheus": {"listen": "0.0.0.0:10142"}}, "state": {"directory": str(state)}},
+        "positions": {"mountPath": str(state)},
+        "hostPathMounts": [{"name": "logs", "hostPath": str(logs)}],
+        "extraArgs": ["--log-level", "DEBUG"],
+        "extraEnv": [{"name": "DEGENERATION_DETECTORS__COMPRESSION__THRESHOLD", "value": "8.0"}],
+    }))
+    objects = helm4.template([overrides])
+    container = _container(objects)
+    config = tmp_path / "config.yaml"
+    config.write_text(_config_map(objects)["data"]["config.yaml"])
+    command, *args = [str(config) if arg == CONFIG_PATH else arg for arg in container["args"]]
+    assert command == "run"
+    env = {item["name"]: item["value"] for item in container["env"]}
+    with DaemonProcess(args, tmp_path / "daemon.log", env=env) as daemon:
+        daemon.wait_for_total("degeneration_responses_total", 21, source="vllm")  # examples/README.md
+        probe = container["livenessProbe"]["httpGet"]["path"]
+        assert daemon.client.get(f"{daemon.url}{probe}").status_code == 200
+        assert daemon.stop() == 0
+    assert list(state.glob("positions-*.json")), "positions not written to config.state.directory"
 
 
 @pytest.mark.parametrize("scenario", ALL)
