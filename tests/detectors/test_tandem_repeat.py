@@ -191,6 +191,14 @@ def test_onset_ignores_the_full_stop_of_a_title() -> None:
     assert _flagged_onset(text) == len(lead)
 
 
+def test_onset_counts_a_two_character_slot_in_a_chinese_copy_as_one_word() -> None:
+    # Each CJK character is a unit, a word about two: `美丽洲在 … 中` is a slot here, not a clause.
+    lead = "你好。"
+    first = "美丽洲在春夏秋冬四个季节中，是一种美丽洲花花花的名称。"
+    text = lead + first + "春夏秋冬四个季节是一种美丽洲花花花的名称。" * 8
+    assert _flagged_onset(text) == len(lead)
+
+
 def test_a_template_list_does_not_chain_into_the_loop_after_it() -> None:
     # Items that each change one word from the last are a list; the loop starts where rows repeat.
     items = ["a loaf of bread", "a salad", "a dessert", "a coffee", "a snack", "a meal", "a drink"]
@@ -390,7 +398,7 @@ _GPT2_FILES = [f"{m}.jsonl.gz" for m in _GPT2_METHODS]
 
 @pytest.mark.parametrize(("folder", "files", "onset_floor"), [
     ("gpt2-large-webtext-dev", _GPT2_FILES, 0.78),
-    ("smollm2-long-dev", ["outputs.jsonl.gz"], 0.69),
+    ("smollm2-long-dev", ["outputs.jsonl.gz"], 0.70),
 ])
 def test_meets_the_calibration_goals_on_the_labelled_set(folder: str, files: list[str],
                                                          onset_floor: float) -> None:

@@ -24,10 +24,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["TandemCandidate", "locate", "scan_tandem_repeats", "unit_spans"]
+__all__ = ["TandemCandidate", "is_cjk_unit", "locate", "scan_tandem_repeats", "unit_spans"]
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
 _UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _DIGITS = re.compile(r"\d+")
 _SENTENCE_END = re.compile("(?:[.!?…。！？][\"'”’)\\]]*\\s+|\n\\s*)")
 _MAX_COUNTER_DIGITS = 18
@@ -82,6 +83,11 @@ def _units(text: str) -> _Units:
 def unit_spans(text: str, lo: int, hi: int) -> list[tuple[int, int, str]]:
     """(start, end, folded form) of every unit in `text[lo:hi]`, folded as `_units` folds them."""
     return [(m.start(), m.end(), _DIGITS.sub("0", m[0].lower())) for m in _UNIT.finditer(text, lo, hi)]
+
+
+def is_cjk_unit(unit: str) -> bool:
+    """True for a CJK/kana/hangul character, which is a unit of its own (a word is about two)."""
+    return _CJK_CHAR.fullmatch(unit) is not None
 
 
 def _sentence_start(text: str, onset: int, limit: int) -> int:
