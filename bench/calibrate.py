@@ -3,12 +3,14 @@
 Why: the default verdict is a product claim ("beats every published detector"), so the numbers in
 docs/detectors.md must be reproducible by one command:
 
-    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet]
+    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet] [--onsets]
 
 For each data set it prints recall and precision (loop vs clean; borderline left out), the fraction of
 true positives whose onset is within 2% of the text length of the labelled onset, the flag rate per
 decoding method (GPT-2: over all texts of each method file, labelled or not) or per category
-(SmolLM2), and then the default verdict's misses and false positives with a short reason.
+(SmolLM2), and then the default verdict's misses and false positives with a short reason. `--onsets`
+also lists every loop the default verdict dates outside the tolerance: labelled and found onset, the
+period, and the text around both, to read the causes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 GPT2_METHODS = ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", "human")
 PUBLISHED = ("compression", "ngram_ratio", "tail_period", "stream_ngram", "char_run")
 ONSET_TOLERANCE = 0.02
+CONTEXT_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,7 @@ class Score:
     flag_rate: Mapping[str, tuple[int, int]]
     misses: tuple[str, ...]
     false_positives: tuple[tuple[str, str], ...]
+    late_or_early: tuple[tuple[Sample, int, Finding], ...]   # (sample, labelled onset, finding)
 
     @property
     def recall(self) -> float:
@@ -125,6 +129,7 @@ def score(samples: Sequence[Sample], labels: Mapping[str, Label], verdict: Verdi
     flagged_per_group: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     misses: list[str] = []
     fps: list[tuple[str, str]] = []
+    off: list[tuple[Sample, int, Finding]] = []
     for s in samples:
         finding = verdict(s)
         flagged_per_group[s.group][1] += 1
@@ -140,20 +145,38 @@ def score(samples: Sequence[Sample], labels: Mapping[str, Label], verdict: Verdi
             tp += 1
             if finding.onset is not None and label.onset is not None:
                 onset_known += 1
-                onset_ok += abs(finding.onset - label.onset) <= ONSET_TOLERANCE * max(1, len(s.text))
+                if abs(finding.onset - label.onset) <= ONSET_TOLERANCE * max(1, len(s.text)):
+                    onset_ok += 1
+                else:
+                    off.append((s, label.onset, finding))
         elif finding is not None:
             fp += 1
             fps.append((s.id, finding.evidence or finding.detector))
     rates = {g: (v[0], v[1]) for g, v in flagged_per_group.items()}
-    return Score(tp, fp, fn, onset_ok, onset_known, rates, tuple(misses), tuple(fps))
+    return Score(tp, fp, fn, onset_ok, onset_known, rates, tuple(misses), tuple(fps), tuple(off))
 
 
 def _fmt_rate(counts: tuple[int, int]) -> str:
     return f"{counts[0] / counts[1]:.3f}" if counts[1] else "-"
 
 
+def _around(text: str, at: int) -> str:
+    return repr(text[max(0, at - CONTEXT_CHARS // 2):at]) + " | " + repr(text[at:at + CONTEXT_CHARS])
+
+
+def print_onsets(score_: Score) -> None:
+    """Each loop dated outside the tolerance: labelled vs found onset, period, text around both."""
+    for sample, labelled, f in score_.late_or_early:
+        found = f.onset or 0
+        print(f"ONSET {sample.id}: labelled {labelled}, found {found} ({found - labelled:+d} chars, "
+              f"period {f.period}, text {len(sample.text)})")
+        print(f"  labelled: {_around(sample.text, labelled)}")
+        print(f"  found:    {_around(sample.text, found)}")
+
+
 def report(name: str, samples: Sequence[Sample], labels: Mapping[str, Label],
-           verdicts: Mapping[str, Verdict], groups: Sequence[str], quiet: bool) -> dict[str, Score]:
+           verdicts: Mapping[str, Verdict], groups: Sequence[str], quiet: bool,
+           onsets: bool = False) -> dict[str, Score]:
     scores = {row: score(samples, labels, v) for row, v in verdicts.items()}
     print(f"\n## {name}\n")
     print("| detector | recall | precision | onset within 2% | " + " | ".join(groups) + " |")
@@ -169,6 +192,8 @@ def report(name: str, samples: Sequence[Sample], labels: Mapping[str, Label],
             print(f"MISS {sid}: {labels[sid].note}")
         for sid, why in default.false_positives:
             print(f"FALSE POSITIVE {sid}: {why}")
+    if onsets:
+        print_onsets(scores["default"])
     return scores
 
 
@@ -176,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared material folder")
     parser.add_argument("--quiet", action="store_true", help="tables only, no miss/false-positive list")
+    parser.add_argument("--onsets", action="store_true", help="list the default verdict's onsets outside "
+                        "the tolerance, with the text around them")
     args = parser.parse_args(argv)
     available = [n for n in PUBLISHED if n in DETECTORS]
     common: dict[str, Verdict] = {"default": detector_verdict(DEFAULT_REPETITION_DETECTORS)}
@@ -185,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     samples, labels = load_gpt2(args.shared)
     report("GPT-2-large WebText (flag rate per decoding method, all 400 texts each)", samples, labels, common,
-           GPT2_METHODS, args.quiet)
+           GPT2_METHODS, args.quiet, args.onsets)
 
     samples, labels = load_smollm2(args.shared)
     smol = dict(common)
@@ -193,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         smol["ngram_ratio on token ids"] = detector_verdict(["ngram_ratio"], token_ids=True)
     categories = sorted({s.group for s in samples})
     report("SmolLM2-135M long replies (flag rate per category, all replies)", samples, labels, smol,
-           categories, args.quiet)
+           categories, args.quiet, args.onsets)
 
 
 if __name__ == "__main__":
