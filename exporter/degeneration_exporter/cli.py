@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "metrics": "metrics",
     "run": "run",
     "check-config": "check_config",
+    "positions": "positions",
+    "render": "render",
 }
 
 

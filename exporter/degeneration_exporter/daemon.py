@@ -4,7 +4,8 @@ Why apart from `pipeline.py`: that module is the per-line path; this one is asse
 (which sources, sinks and routes exist, and the stop order that flushes positions). Like
 `pipeline.py` it crosses layers, and nothing else does (style.md §2).
 Stop order: runners stop (sources close, positions written), sinks flush, then the web server, so a
-final scrape during shutdown still answers.
+final scrape during shutdown still answers. `dry_run` (`run --dry-run`): file tails resume from their
+positions files but never write them (nor lock them).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .classification.classify import Classifier
 from .config import AUTO_FORMAT, FileTailSourceConfig, HttpPushSourceConfig, Settings, StdinSourceConfig
-from .errors import ConfigError
+from .errors import ConfigError, PositionsInUse
 from .pipeline import SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sources.base import Source
@@ -79,8 +80,9 @@ class _Wired:
 class Daemon:
     """Everything `run` starts; construction validates (ConfigError) before any thread starts."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, dry_run: bool = False) -> None:
         self.settings = settings
+        self.dry_run = dry_run
         classifier = build_classifier(settings)
         self._sinks: list[PrometheusSink | OtlpSink] = []
         self.prometheus: PrometheusSink | None = None
@@ -119,7 +121,11 @@ class Daemon:
             if config.positions_file is None:
                 positions = self.settings.state.positions_file_for(config.name)
                 config = config.model_copy(update={"positions_file": positions})
-            return FileTailSource(config), config.include
+            try:
+                return FileTailSource(config, dry_run=self.dry_run), config.include
+            except PositionsInUse as exc:
+                field = f"sources.{config.name}.positions_file"
+                raise ConfigError(f"{field}: {exc}", field=field) from exc
         if isinstance(config, StdinSourceConfig):
             return StdinSource(config), ("-",)
         assert isinstance(config, HttpPushSourceConfig)

@@ -11,6 +11,7 @@ DegenerationError                  base class, never raised itself
 │   ├── PartialLine                an unterminated final fragment that did not parse
 │   └── UnknownFormat(candidates)  format detection found no format, or several, for this record
 ├── SourceError(OSError)           a source cannot read; retried with backoff and counted
+│   └── PositionsInUse(pid)        another process holds the positions file's lock
 └── SinkError                      an export failed; retried by the sink, counted, never fatal
 ```
 Subclassing builtins keeps plain `except ValueError` / `except OSError` working.
@@ -28,6 +29,7 @@ __all__ = [
     "LineTooLong",
     "MissingField",
     "PartialLine",
+    "PositionsInUse",
     "RecordError",
     "RejectReason",
     "SinkError",
@@ -115,6 +117,19 @@ class UnknownFormat(RecordError):
 
 class SourceError(DegenerationError, OSError):
     """A source could not read (permissions, vanished directory). Retried with backoff and counted."""
+
+
+class PositionsInUse(SourceError):
+    """Another process holds the lock of a positions file (a running daemon, or a `positions` edit).
+
+    Raised by `sources/file_tail/positions.py` `PositionsLock`; the daemon turns it into a
+    ConfigError naming the source's `positions_file`, `positions forget|reset` into exit 2.
+    `pid` is the holder's process id as it wrote it into the lock file, or None if unreadable.
+    """
+
+    def __init__(self, message: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid
 
 
 class SinkError(DegenerationError):

@@ -316,6 +316,7 @@ def test_positions_file_replaced_atomically_and_corrupt_one_moved_aside(tmp_path
     assert sorted(p.name for p in config.positions_file.parent.iterdir()) == [
         "positions.json",
         "positions.json.corrupt",
+        "positions.json.lock",  # the flock file stays (removing it would race a starting daemon)
     ]
 
 

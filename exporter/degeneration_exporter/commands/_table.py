@@ -1,4 +1,4 @@
-"""Human-readable summary of a scan report (`scan --format table`)."""
+"""Human-readable tables: a scan report (`scan --format table`), and `align` for any rows of cells."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ def render(report: dict[str, Any]) -> str:
             str(report["num_malformed"]),
         ]
     )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines = align(rows)
     flagged = [(f["path"], s) for f in report["files"] for s in f["samples"] if s["kinds"]]
     if flagged:
         lines += ["", f"flagged samples (first {min(len(flagged), _MAX_ROWS)} of {len(flagged)}):"]
@@ -45,6 +44,12 @@ def render(report: dict[str, Any]) -> str:
             leaks = f" leaks={s['leaks']}" if s["leaks"] else ""
             lines.append(f"  {path} {ident} [{', '.join(s['kinds'])}]{where}{leaks}")
     return "\n".join(lines) + "\n"
+
+
+def align(rows: list[list[str]]) -> list[str]:
+    """Rows of cells as lines, each column padded to its widest cell, two spaces apart."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def _cell(count: int, total: int) -> str:

@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exporter-toolkit web config: TLS and basic auth (web.config_file).")
     parser.add_argument("--example", action="store_true",
                         help="Also tail the bundled example logs from the beginning (no positions kept).")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="Classify and serve metrics, but never write (or lock) positions files: "
+                        "tails resume from them and a later real run still reads the same lines.")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                         help="Log level on stderr (default INFO).")
 
@@ -122,7 +125,7 @@ def main(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
         if not settings.sources:
             raise ConfigError("no sources: give PATHS, --example, or sources: in --config", field="sources")
-        daemon = Daemon(settings)
+        daemon = Daemon(settings, dry_run=args.dry_run)
     except ConfigError as exc:
         print(f"degeneration-exporter run: error: {exc}", file=sys.stderr)
         return 2
@@ -140,8 +143,9 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     daemon.start()
     formats = {src.name: src.format for src in settings.sources}
+    dry = "; dry run: positions are not written" if args.dry_run else ""
     print(f"degeneration-exporter: serving http{'s' if daemon.tls else ''}://{daemon.address_text}/; "
-          f"sources {formats}", file=sys.stderr)
+          f"sources {formats}{dry}", file=sys.stderr)
     stop.wait()
     daemon.stop()
     return 0

@@ -1,24 +1,41 @@
-"""The positions file: committed offsets keyed by (device, inode), written atomically.
+"""The positions file: committed offsets keyed by (device, inode), written atomically, and its lock.
 
 Why: ecosystem.md §7.5 rule 7. A crash mid-write must leave the previous file intact (Loki #1304), so
 we write a temp file in the same directory, fsync it, rename it over the old one and fsync the
 directory. The entry keeps the path only for humans (`positions show`); identity is dev+inode checked
 by the head fingerprint, so a file renamed while the daemon was down resumes at its offset.
+
+Replay on demand (ecosystem.md §7.4, mtail#834): `forget_positions` and `reset_positions` edit the
+file for `degeneration-exporter positions`. A daemon rewrites the whole file every `sync_interval`,
+so an edit made under it would be undone; both therefore take `PositionsLock`, an exclusive `flock`
+on `<file>.lock` that a running daemon holds for as long as it tails, and refuse while it is held.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 import orjson
 
-from ...errors import SourceError
+from ...errors import PositionsInUse, SourceError
 from .identity import FileId, Fingerprint
 
-__all__ = ["POSITIONS_VERSION", "PositionEntry", "load_positions", "save_positions"]
+__all__ = [
+    "POSITIONS_VERSION",
+    "PositionEntry",
+    "PositionsLock",
+    "current_size",
+    "forget_positions",
+    "load_positions",
+    "lock_path",
+    "reset_positions",
+    "save_positions",
+]
 
 POSITIONS_VERSION = 1
 
@@ -109,6 +126,126 @@ def save_positions(path: Path, entries: Iterable[PositionEntry]) -> None:
             os.close(dir_fd)
     except OSError as exc:
         raise SourceError(f"cannot write positions file {path}: {exc}") from exc
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file beside a positions file: `<name>.lock` (left in place; only the flock matters)."""
+    return path.with_name(path.name + ".lock")
+
+
+class PositionsLock:
+    """An exclusive, non-blocking `flock` on `<positions file>.lock`, with the holder's pid inside.
+
+    Why flock and not a pid file alone: the kernel drops the lock when its process dies, kill -9
+    included, so a crashed daemon never blocks the next start or a `positions forget`. The pid is
+    only for the error message. Held by `FileTailSource` from construction to `close()`, and by the
+    edits below for their read-modify-write. Not re-entrant.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.positions = path
+        self.path = lock_path(path)
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise PositionsInUse (held elsewhere) / SourceError (cannot create it)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise SourceError(f"cannot open lock file {self.path}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = _read_pid(fd)
+            os.close(fd)
+            holder = f"process {pid}" if pid is not None else "another process"
+            raise PositionsInUse(
+                f"positions file {self.positions} is in use by {holder} "
+                f"(lock {self.path}); stop that daemon first", pid
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Drop the lock (closing the descriptor releases the flock); idempotent."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def __enter__(self) -> PositionsLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, _type: type[BaseException] | None, _exc: BaseException | None,
+                 _tb: TracebackType | None) -> None:
+        self.release()
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        return int(os.pread(fd, 32, 0).strip())
+    except (OSError, ValueError):
+        return None
+
+
+def current_size(entry: PositionEntry) -> int | None:
+    """Size of the file now at `entry.path` if it is still the same (device, inode); else None."""
+    try:
+        st = os.stat(entry.path)
+    except OSError:
+        return None
+    return st.st_size if FileId(st.st_dev, st.st_ino) == entry.file_id else None
+
+
+def _names_entry(target: str, entry: PositionEntry) -> bool:
+    """`target` names `entry`: the same path (made absolute), or the same (device, inode) now."""
+    if os.path.abspath(target) == os.path.abspath(entry.path):
+        return True
+    try:
+        st = os.stat(target)
+    except OSError:
+        return False
+    return FileId(st.st_dev, st.st_ino) == entry.file_id
+
+
+def forget_positions(path: Path, targets: Sequence[str]) -> tuple[list[PositionEntry], list[str]]:
+    """Remove the entries of `targets` so the next run reads those files from byte 0.
+
+    Returns the removed entries and the targets that named no entry. Takes the lock (PositionsInUse
+    while a daemon runs); writes atomically, and only when something was removed. A missing
+    positions file is a SourceError: there is nothing to forget.
+    """
+    with PositionsLock(path):
+        stored = _load_existing(path)
+        removed = [e for e in stored.values() if any(_names_entry(t, e) for t in targets)]
+        unmatched = [t for t in targets if not any(_names_entry(t, e) for e in removed)]
+        if removed:
+            gone = {e.file_id for e in removed}
+            save_positions(path, (e for e in stored.values() if e.file_id not in gone))
+        return removed, unmatched
+
+
+def reset_positions(path: Path) -> list[PositionEntry]:
+    """Remove every entry; returns them. The file stays, empty, so the next start is not a *first*
+    start: every file present is read from byte 0 whatever `start_at` says (replay everything).
+    """
+    with PositionsLock(path):
+        stored = _load_existing(path)
+        save_positions(path, ())
+        return list(stored.values())
+
+
+def _load_existing(path: Path) -> dict[FileId, PositionEntry]:
+    stored = load_positions(path)
+    if stored is None:
+        raise SourceError(f"no positions file at {path}")
+    return stored
 
 
 def _int(value: object) -> int:

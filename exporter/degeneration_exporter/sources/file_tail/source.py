@@ -3,7 +3,10 @@
 Why threads and a bounded queue: reading must pause, not drop, when the pipeline is behind
 (ecosystem.md §7.5 rule 9), and offsets must only move when the pipeline says a record was counted
 (rule 7). The reader thread runs `FileTailer`; a checkpoint thread writes the positions file every
-`sync_interval`; `close()` stops both and writes it once more.
+`sync_interval`; `close()` stops both and writes it once more. The positions file's lock is held
+from construction to `close()`, so a second daemon, or `positions forget` while this one runs, is
+refused instead of silently undone. `dry_run` (`run --dry-run`, like Promtail) reads the stored
+positions but never writes them and takes no lock.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ..line_queue import LineQueue, QueueClosed
 from .config import FileTailConfig
 from .identity import FileId
 from .ledger import CommitLedger
-from .positions import PositionEntry, load_positions, save_positions
+from .positions import PositionEntry, PositionsLock, load_positions, save_positions
 from .tailer import FileTailer
 
 __all__ = ["FileTailSource"]
@@ -32,10 +35,16 @@ log = logging.getLogger(__name__)
 class FileTailSource:
     """Tails the files matched by `config.include`; see docs/tailing.md for the guarantees."""
 
-    def __init__(self, config: FileTailConfig) -> None:
+    def __init__(self, config: FileTailConfig, *, dry_run: bool = False) -> None:
+        """Raises PositionsInUse when another process holds the positions file's lock."""
         self.config = config
         self.name = config.name
+        self.dry_run = dry_run
         self.stats = SourceStats()
+        self._lock: PositionsLock | None = None
+        if config.positions_file is not None and not dry_run:
+            self._lock = PositionsLock(config.positions_file)
+            self._lock.acquire()
         self._queue = LineQueue(config.queue_max_lines, self.stats)
         self._stop = threading.Event()
         self._ledger = CommitLedger(self._load_positions())
@@ -57,15 +66,26 @@ class FileTailSource:
         self._ledger.commit(position.key, position.offset)
 
     def checkpoint(self) -> None:
-        """Write the positions file now (also done every `sync_interval` and on close)."""
+        """Write the positions file now (also done every `sync_interval` and on close).
+
+        In a dry run the ledger is still pruned (retired epochs expire) but nothing is written.
+        """
         path = self.config.positions_file
-        if path is None:
-            return
         now = time.time()
         entries = self._ledger.snapshot(now, self.config.positions_retention.total_seconds())
+        if path is None or self.dry_run:
+            return
+        # A last write after close() re-takes the lock: a `positions` edit that got in first wins.
+        relock = self._lock if self._lock is not None and not self._lock.held else None
         try:
             with self._checkpoint_lock:
-                save_positions(path, entries)
+                if relock is not None:
+                    relock.acquire()
+                try:
+                    save_positions(path, entries)
+                finally:
+                    if relock is not None:
+                        relock.release()
         except SourceError as exc:
             log.warning("%s", exc, extra={"source": self.name})
             with self.stats.lock:
@@ -90,6 +110,8 @@ class FileTailSource:
         self._tailer.close()
         if self._threads:
             self.checkpoint()
+        if self._lock is not None:
+            self._lock.release()
 
     # -- threads -------------------------------------------------------------------------------
 
@@ -153,6 +175,7 @@ class FileTailSource:
             log.error("%s; every file restarts from byte 0", exc, extra={"source": self.name})
             with self.stats.lock:
                 self.stats.checkpoint_errors += 1
-            with contextlib.suppress(OSError):
-                os.replace(path, path.with_name(path.name + ".corrupt"))
+            if not self.dry_run:
+                with contextlib.suppress(OSError):
+                    os.replace(path, path.with_name(path.name + ".corrupt"))
             return {}
