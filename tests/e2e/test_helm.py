@@ -337,6 +337,19 @@ def test_default_pod_is_hardened(rendered: dict[str, list[dict[str, Any]]]) -> N
     assert init["command"][-3:] == ["/var/lib/degeneration-exporter", "65534", "65534"]
 
 
+def test_a_config_change_rolls_the_pods(helm4: Helm, rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """The config is mounted with subPath (never updated in place), so its hash is a pod annotation."""
+    def checksum(objects: list[dict[str, Any]]) -> str | None:
+        annotations = workload(objects)["spec"]["template"]["metadata"].get("annotations") or {}
+        value = annotations.get("checksum/config")
+        return str(value) if value is not None else None
+
+    before = checksum(rendered["default"])
+    after = checksum(helm4.template(sets=["config.detectors.compression.threshold=9"]))
+    assert before is not None and after is not None and before != after
+    assert "annotations" not in workload(rendered["existing-configmap"])["spec"]["template"]["metadata"]
+
+
 def test_deployment_defaults_to_one_replica_recreated(rendered: dict[str, list[dict[str, Any]]]) -> None:
     deployment = one(rendered["deployment-with-pvc"], "Deployment")
     assert deployment["spec"]["replicas"] == 1

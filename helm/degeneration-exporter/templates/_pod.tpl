@@ -9,13 +9,15 @@ metadata:
     {{- with .Values.podLabels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- $annotations := deepCopy (.Values.podAnnotations | default dict) }}
+  {{- if not .Values.existingConfigMap }}
+  {{- /* a config change rolls the pods: the config is mounted with subPath, which never updates */}}
+  {{- $_ := set $annotations "checksum/config" (include (print $.Template.BasePath "/configmap.yaml") . | sha256sum) }}
+  {{- end }}
+  {{- with $annotations }}
   annotations:
-    {{- if not .Values.existingConfigMap }}
-    checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}
-    {{- end }}
-    {{- with .Values.podAnnotations }}
     {{- toYaml . | nindent 4 }}
-    {{- end }}
+  {{- end }}
 spec:
   serviceAccountName: {{ include "degeneration-exporter.serviceAccountName" . }}
   automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
