@@ -6,6 +6,7 @@ the path a streamed log takes in the daemon. The clock is a plain list the test 
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 from pathlib import Path
 
@@ -178,3 +179,53 @@ def test_close_aborts_every_open_stream(classifier: Classifier) -> None:
 def test_rejects_a_zero_stream_bound(classifier: Classifier) -> None:
     with pytest.raises(ValueError):
         StreamAssembler(classifier, max_open_streams=0)
+
+
+def _long_loop_deltas(request_id: str) -> list[Delta]:
+    """Thinking, then an answer that settles into a loop late: 40 kB in 40-character deltas."""
+    reasoning = "Let me work through the integral step by step, carefully. " * 40
+    words = ("integral", "bound", "series", "limit", "term", "ratio", "sum", "test", "converges", "since",
+             "each", "the", "of", "a", "is", "by", "we", "so", "and", "then", "first", "next", "root")
+    rng = random.Random(7)
+    answer = " ".join(rng.choice(words) for _ in range(1000)) + ". "
+    answer += "I will check that again. " * 1200
+    deltas = [Delta(request_id, reasoning=reasoning[i : i + 40]) for i in range(0, len(reasoning), 40)]
+    deltas += [Delta(request_id, content=answer[i : i + 40]) for i in range(0, len(answer), 40)]
+    return [*deltas, Delta(request_id, finish_reason=FinishReason.LENGTH, output_tokens=8000)]
+
+
+def test_text_cap_keeps_the_verdict_lengths_and_loop_span_of_the_uncapped_stream(
+    classifier: Classifier,
+) -> None:
+    results: dict[int, Classification] = {}
+    for cap in (10**9, 1000):
+        assembler = StreamAssembler(classifier, clock=ManualClock(), max_stream_chars=cap)
+        for delta in _long_loop_deltas("chatcmpl-long"):
+            for done in assembler.feed(delta):
+                results[cap] = done
+        total = results[cap].text_chars + results[cap].reasoning_chars
+        dropped = max(0, total - cap)
+        assert (assembler.stats.truncated_streams, assembler.stats.truncated_chars) == (int(dropped > 0),
+                                                                                         dropped)
+    capped, whole = results[1000], results[10**9]
+    assert FlagKind.REPETITION in whole.flags and whole.loop is not None and whole.loop.onset > 5000
+    assert whole.text_chars > 30_000 and whole.reasoning_chars > 2000
+    assert capped == whole  # same flags, findings, lengths, onset, chars after onset, token estimate
+
+
+def test_text_cap_bounds_what_an_open_stream_holds(classifier: Classifier) -> None:
+    assembler = StreamAssembler(classifier, clock=ManualClock(), max_stream_chars=1000)
+    for delta in _long_loop_deltas("chatcmpl-open")[:-1]:  # never finishes
+        assert assembler.feed(delta) == []
+    kept = assembler._open[("chatcmpl-open", 0)]  # white box: the text this stream holds
+    assert sum(map(len, kept.content)) + sum(map(len, kept.reasoning)) == 1000
+    assert assembler.stats.truncated_streams == 1 and assembler.stats.truncated_chars > 30_000
+
+
+def test_whole_text_chunk_is_not_fed_again_after_capped_deltas(classifier: Classifier) -> None:
+    assembler = StreamAssembler(classifier, clock=ManualClock(), max_stream_chars=0)
+    assert assembler.feed(Delta("r1", content="It is ")) == []
+    assert assembler.feed(Delta("r1", content="four.")) == []
+    (done,) = assembler.feed(Delta("r1", content="It is four.", whole_text=True))
+    assert done.text_chars == len("It is four.")
+    assert (assembler.stats.truncated_streams, assembler.stats.truncated_chars) == (1, len("It is four."))

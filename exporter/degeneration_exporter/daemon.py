@@ -110,7 +110,8 @@ class Daemon:
             recent = self._recent if settings.web.recent_flagged else None
             runner = SourceRunner(source, format_name, classifier, tuple(self._sinks),
                                   custom_fields=config.fields, recent=recent,
-                                  keep_evidence=settings.web.landing_show_text)
+                                  keep_evidence=settings.web.landing_show_text,
+                                  max_stream_chars=config.max_stream_chars)
             self._wired.append(_Wired(runner, config.type, patterns))
         self._web, self.tls = self._build_web(routes)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .classification.classify import Classifier
 from .classification.result import Classification
-from .classification.streams import StreamAssembler
+from .classification.streams import DEFAULT_MAX_STREAM_CHARS, StreamAssembler
 from .errors import EncodingError, RecordError, RejectReason
 from .formats.custom import CustomFormatOptions
 from .formats.lines import LineParser
@@ -90,6 +90,7 @@ class SourceRunner:
         custom_fields: CustomFormatOptions | None = None,
         recent: deque[FlaggedSample] | None = None,
         keep_evidence: bool = False,
+        max_stream_chars: int = DEFAULT_MAX_STREAM_CHARS,
     ) -> None:
         self.source = source
         self.counts = LineCounts()
@@ -100,7 +101,7 @@ class SourceRunner:
         self._sinks = tuple(sinks)
         self._recent = recent
         self._keep_evidence = keep_evidence
-        self._streams = StreamAssembler(classifier)
+        self._streams = StreamAssembler(classifier, max_stream_chars=max_stream_chars)
         self._log = _RateLimitedLog(source.name)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None

@@ -113,7 +113,12 @@ class Classifier:
         """Streaming form: feed deltas as they arrive, then `finish(record)`."""
         return ResponseStream(self)
 
-    def _assemble(self, record: Record, findings: list[Finding]) -> Classification:
+    def _assemble(
+        self, record: Record, findings: list[Finding], lengths: tuple[int, int] | None = None
+    ) -> Classification:
+        """The verdict; `lengths` (content, reasoning chars) stand in for the record's when its text
+        was capped (a long stream, classification/streams.py)."""
+        text_chars, reasoning_chars = lengths or (len(record.text), len(record.reasoning))
         flags: set[FlagKind] = set()
         verdict = set(self.config.repetition_detectors)
         looping = [f for f in findings if f.flagged and f.kind == "repetition" and f.detector in verdict]
@@ -137,10 +142,10 @@ class Classifier:
             flags=frozenset(flags),
             finish_reason=record.finish_reason,
             findings=tuple(findings),
-            loop=_loop_span(record, looping[0]) if looping else None,
+            loop=_loop_span(record, looping[0], text_chars, reasoning_chars) if looping else None,
             leaks=leaks,
-            text_chars=len(record.text),
-            reasoning_chars=len(record.reasoning),
+            text_chars=text_chars,
+            reasoning_chars=reasoning_chars,
             repetition_score=_repetition_score(findings, verdict),
             output_tokens=_output_tokens(record),
             max_tokens=record.max_tokens,
@@ -187,8 +192,12 @@ class ResponseStream:
             return fired
         return None
 
-    def finish(self, record: Record) -> Classification:
-        """Final verdict; `record` carries the assembled text and the response metadata."""
+    def finish(self, record: Record, *, lengths: tuple[int, int] | None = None) -> Classification:
+        """Final verdict; `record` carries the assembled text and the response metadata.
+
+        `lengths`: the true (content, reasoning) lengths when `record` holds only a capped prefix;
+        the incremental detectors saw every delta, so only batch fallbacks see the prefix.
+        """
         classifier = self._classifier
         findings: list[Finding] = []
         content = DetectorInput(
@@ -214,7 +223,7 @@ class ResponseStream:
                 if live
                 else DETECTORS[LEAK_DETECTOR].detect(content, classifier._params[LEAK_DETECTOR])
             )
-        return classifier._assemble(record, findings)
+        return classifier._assemble(record, findings, lengths)
 
 
 _DEFAULT: Classifier | None = None
@@ -245,17 +254,17 @@ def _output_tokens(record: Record) -> int | None:
     return None
 
 
-def _loop_span(record: Record, finding: Finding) -> LoopSpan:
-    text = record.text if finding.channel == "content" else record.reasoning
+def _loop_span(record: Record, finding: Finding, text_chars: int, reasoning_chars: int) -> LoopSpan:
+    length = text_chars if finding.channel == "content" else reasoning_chars
     onset = finding.onset if finding.onset is not None else 0
-    onset = min(max(onset, 0), len(text))
-    after = len(text) - onset
-    fraction = onset / len(text) if text else 0.0
+    onset = min(max(onset, 0), length)
+    after = length - onset
+    fraction = onset / length if length else 0.0
     tokens = _output_tokens(record)
     tokens_after = None
-    if tokens is not None and finding.channel == "content" and text and not record.reasoning:
+    if tokens is not None and finding.channel == "content" and length and not reasoning_chars:
         # Proportional estimate: no tokenizer here, so tokens spent after the onset are scaled by chars.
-        tokens_after = round(tokens * after / len(text))
+        tokens_after = round(tokens * after / length)
     return LoopSpan(
         channel=finding.channel,
         onset=onset,
