@@ -18,7 +18,7 @@ from degeneration_exporter.classification.result import Classification
 from degeneration_exporter.pipeline import SourceRunner
 from degeneration_exporter.sources.base import Line, Position, SourceStats
 
-from tests.daemon_harness import DaemonProcess, total
+from tests.daemon_harness import DaemonProcess, free_port, total, wait_for
 from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line
 from tests.sinks.otlp_receiver import start_receiver
 from tests.tls_cert import self_signed_cert
@@ -231,6 +231,22 @@ def test_otlp_sink_pushes_what_the_daemon_counted(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_failed_otlp_exports_show_on_the_scrape(tmp_path: Path) -> None:
+    dead_port = free_port()  # nothing listens there: every export fails
+    config = tmp_path / "config.yaml"
+    config.write_bytes(orjson.dumps({
+        "sources": [{"name": "gen", "include": [f"{tmp_path}/*.jsonl"],
+                     "positions_file": str(tmp_path / "p.json")}],
+        "sinks": {"otlp": {"enabled": True, "endpoint": f"http://127.0.0.1:{dead_port}",
+                           "interval": "PT0.2S", "timeout": "PT0.2S"}},
+    }))
+    with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
+        assert ("degeneration_otlp_export_failures_total", frozenset()) in daemon.scrape()  # from the start
+        wait_for(lambda: total(daemon.scrape(), "degeneration_otlp_export_failures_total") >= 2, 30,
+                 "two failed OTLP exports on /metrics")
+        assert daemon.stop() == 0
 
 
 def test_custom_format_fields_reach_the_parser() -> None:

@@ -206,6 +206,9 @@ CATALOG: tuple[MetricSpec, ...] = (
     _self("label_overflow_total", "counter",
           "Label values folded into __other__ (or other) because the label's cap was reached.",
           "{value}", "degeneration.label.overflow", ("source", "label"), 0),
+    _self("otlp_export_failures_total", "counter",
+          "OTLP metric exports that failed (collector down, refused or timed out); present only with "
+          "sinks.otlp enabled.", "{export}", "degeneration.otlp.export.failures", (), 0),
     _self("build_info", "gauge", "Build information; the value is always 1.", "1", "degeneration.build.info",
           ("version", "python_version"), 1),
 )

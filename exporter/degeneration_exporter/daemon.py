@@ -92,7 +92,10 @@ class Daemon:
         if settings.sinks.otlp.enabled:
             from .sinks.otlp import OtlpSink  # optional extra, imported only when enabled
 
-            self._sinks.append(OtlpSink(settings.sinks.otlp))
+            otlp = OtlpSink(settings.sinks.otlp)
+            self._sinks.append(otlp)
+            if self.prometheus is not None:
+                self.prometheus.register_otlp_failures(lambda: otlp.exports.failed)
         self._recent: deque[FlaggedSample] = deque(maxlen=max(settings.web.recent_flagged, 1))
         self._wired: list[_Wired] = []
         self._max_body_bytes = 1024 * 1024

@@ -204,15 +204,53 @@ def test_endpoint_path_is_appended_once() -> None:
     assert OtlpSinkConfig().enabled is False
 
 
-def test_an_unreachable_collector_is_never_fatal() -> None:
+def _unreachable_config() -> OtlpSinkConfig:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = OtlpSinkConfig(enabled=True, endpoint=f"http://127.0.0.1:{port}",
-                            interval=timedelta(hours=1), timeout=timedelta(milliseconds=300))
-    sink = OtlpSink(config)
+    return OtlpSinkConfig(enabled=True, endpoint=f"http://127.0.0.1:{port}",
+                          interval=timedelta(hours=1), timeout=timedelta(milliseconds=300))
+
+
+def test_an_unreachable_collector_is_never_fatal() -> None:
+    sink = OtlpSink(_unreachable_config())
     sink.emit("a", looping())
     assert sink.flush(timeout=timedelta(seconds=2)) is False
     assert sink.exports.failed >= 1 and sink.exports.succeeded == 0
     sink.close()
     sink.close()  # idempotent
+
+
+def test_export_failures_reach_the_prometheus_sink_as_a_self_metric() -> None:
+    from degeneration_exporter.sinks.prometheus import PrometheusSink, PrometheusSinkConfig
+    from prometheus_client import CollectorRegistry
+
+    otlp = OtlpSink(_unreachable_config())
+    registry = CollectorRegistry()
+    prometheus = PrometheusSink(PrometheusSinkConfig(process_metrics=False), registry=registry)
+    prometheus.register_otlp_failures(lambda: otlp.exports.failed)
+    assert registry.get_sample_value("degeneration_otlp_export_failures_total") == 0
+    otlp.emit("a", looping())
+    assert otlp.flush(timeout=timedelta(seconds=2)) is False
+    assert otlp.flush(timeout=timedelta(seconds=2)) is False
+    failed = registry.get_sample_value("degeneration_otlp_export_failures_total")
+    assert failed == otlp.exports.failed and failed >= 2
+    otlp.close()
+
+
+def test_idle_model_names_are_dropped_from_the_pushed_counters(receiver: OtlpReceiver) -> None:
+    clock = [1000.0]
+    limits = LabelLimits(max_model_names=1, model_name_ttl=timedelta(hours=1))
+    sink = OtlpSink(_config(receiver, limits=limits), clock=lambda: clock[0])
+    sink.emit("a", looping(model="ckpt-100"))
+    assert sink.flush()
+    responses = "degeneration.responses"
+    assert {p.attributes["gen_ai.request.model"] for p in _points(receiver, responses)} == {"ckpt-100"}
+    clock[0] += 3601
+    sink.emit("a", clean(model="ckpt-200"))  # ckpt-100 expired first: the slot is free, not __other__
+    assert sink.flush()
+    assert {p.attributes["gen_ai.request.model"] for p in _points(receiver, responses)} == {"ckpt-200"}
+    stop = _one(receiver, responses, **{"gen_ai.request.model": "ckpt-200",
+                                          "degeneration.finish_reason": "stop"})
+    assert stop.value == 1
+    sink.close()

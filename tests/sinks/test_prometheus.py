@@ -184,6 +184,51 @@ def test_idle_runs_expire_and_their_series_disappear(registry: CollectorRegistry
     assert _value(registry, "degeneration_rollout_step", source="rl", run="new") == 1
 
 
+def test_idle_model_names_expire_with_every_series_and_free_their_slot(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    limits = LabelLimits(max_model_names=1, model_name_ttl=timedelta(hours=1))
+    sink = _sink(registry, config=PrometheusSinkConfig(limits=limits, process_metrics=False), clock=clock)
+    total = "degeneration_responses_total"
+    sink.emit("a", looping(model="ckpt-100"))
+    sink.emit("b", clean(model="ckpt-100"))  # another source: its own slot and clock
+    clock.now += 1800
+    sink.emit("a", clean(model="ckpt-200"))  # over the cap of one: folded while ckpt-100 is live
+    assert _value(registry, total, source="a", model_name=OVERFLOW_VALUE, finish_reason="stop") == 1
+    sink.emit("b", clean(model="ckpt-100"))  # keeps source b's ckpt-100 alive
+    clock.now += 1801  # source a's ckpt-100: idle for more than the TTL
+    text = sink.exposition().decode()  # a scrape expires it too, not only an emit
+    assert not [line for line in text.splitlines()
+                if 'model_name="ckpt-100"' in line and 'source="a"' in line]  # every family, histograms too
+    assert _value(registry, total, source="b", model_name="ckpt-100", finish_reason="stop") == 2
+    sink.emit("a", clean(model="ckpt-200"))  # the freed slot is taken, and zero series start again
+    assert _value(registry, total, source="a", model_name="ckpt-200", finish_reason="stop") == 1
+    assert _value(registry, total, source="a", model_name="ckpt-200", finish_reason="length") == 0
+    assert _value(registry, "degeneration_label_overflow_total", source="a", label="model_name") == 1
+    sink.emit("a", looping(model="ckpt-100"))  # back after expiry: folded now, ckpt-200 has the slot
+    assert _value(registry, total, source="a", model_name="ckpt-100", finish_reason="length") is None
+
+
+def test_model_names_never_expire_with_a_null_ttl(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    limits = LabelLimits(model_name_ttl=None)
+    sink = _sink(registry, config=PrometheusSinkConfig(limits=limits, process_metrics=False), clock=clock)
+    sink.emit("a", clean(model="m"))
+    clock.now += 10 * 365 * 86400
+    sink.exposition()
+    total = "degeneration_responses_total"
+    assert _value(registry, total, source="a", model_name="m", finish_reason="stop") == 1
+
+
+def test_otlp_export_failures_are_read_at_scrape_time(registry: CollectorRegistry) -> None:
+    sink = _sink(registry)
+    assert _value(registry, "degeneration_otlp_export_failures_total") is None  # no OTLP sink: absent
+    failures = [0]
+    sink.register_otlp_failures(lambda: failures[0])
+    assert _value(registry, "degeneration_otlp_export_failures_total") == 0
+    failures[0] = 4
+    assert _value(registry, "degeneration_otlp_export_failures_total") == 4
+
+
 def test_source_stats_are_read_at_scrape_time(registry: CollectorRegistry) -> None:
     sink = _sink(registry)
     stats = SourceStats()
@@ -233,6 +278,7 @@ def test_exposes_no_created_series_and_never_touches_the_global_registry(registr
 def _all_metrics_sink(registry: CollectorRegistry) -> PrometheusSink:
     sink = _sink(registry)
     sink.register_source_stats("tail", SourceStats())
+    sink.register_otlp_failures(lambda: 3)
     sink.emit("tail", looping(run="grpo", step=1, model="x\n\"y\\z"))
     sink.emit("tail", clean(run="grpo", step=2, leaks={"<|never-listed|>": 1}))
     sink.flush()

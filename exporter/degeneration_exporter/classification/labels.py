@@ -3,8 +3,9 @@
 Why: `model_name` and `run` come from the data, so a misbehaving writer could otherwise mint a new
 series per record and take a Prometheus server down (ecosystem.md §2.2, style.md §11). Each label
 keeps at most `cap` distinct values per source; later values fold into one overflow value and
-`degeneration_label_overflow_total{source, label}` counts how often. Runs also expire after a TTL
-of idleness so finished RL runs stop occupying slots (ecosystem.md §7.1). The clock is injected so
+`degeneration_label_overflow_total{source, label}` counts how often. Runs and model names also
+expire after a TTL of idleness, so finished RL runs and retired checkpoints (a model name per RL
+checkpoint is common) stop occupying slots (ecosystem.md §7.1, §7.7 item 4). The clock is injected so
 tests drive expiry without sleeping. No metrics library is imported here: sinks read the counts.
 """
 
@@ -39,6 +40,11 @@ class LabelLimits(BaseModel, frozen=True, extra="forbid"):
 
     max_model_names: int = Field(
         50, ge=1, description="Distinct model_name values per source; later ones fold into __other__."
+    )
+    model_name_ttl: timedelta | None = Field(
+        timedelta(hours=24),
+        description="A model_name with no record for this long is forgotten, its series removed and its "
+        "slot freed (null: never); long enough to outlast a quiet night.",
     )
     max_runs: int = Field(
         20, ge=1, description="Distinct run values per source kept at once (rollout gauges)."

@@ -91,7 +91,8 @@ class Measurer:
     ) -> None:
         limits = limits or LabelLimits()
         width = limits.max_value_length
-        self.model_names = BoundedLabel("model_name", limits.max_model_names, max_length=width, clock=clock)
+        self.model_names = BoundedLabel("model_name", limits.max_model_names, ttl=limits.model_name_ttl,
+                                        max_length=width, clock=clock)
         self.runs = BoundedLabel("run", limits.max_runs, ttl=limits.run_ttl, max_length=width, clock=clock)
         self.detectors = BoundedLabel("detector", limits.max_detectors, max_length=width, clock=clock)
         token_cap = len(leak_tokens) if leak_tokens else limits.max_leak_tokens
@@ -102,6 +103,7 @@ class Measurer:
         self.steps = RolloutSteps()
         self._sources: dict[str, SourceStats] = {}
         self._seen_pairs: set[tuple[str, str]] = set()
+        self._otlp_failures: Callable[[], int] | None = None
 
     def measure(self, source: str, result: Classification) -> list[Measurement]:
         """Everything one response adds to the response metrics; also feeds the rollout steps."""
@@ -143,6 +145,17 @@ class Measurer:
         if run != self.runs.overflow_value:  # folded runs would mix unrelated steps: skip, counted
             self.steps.observe(source, run, result.step, result.flags)
 
+    def expire_models(self) -> list[tuple[str, str]]:
+        """Forget model names idle past the TTL; returns the `(source, model_name)` pairs dropped.
+
+        Every response metric is labelled `(source, model_name, ...)`, so the sink removes the
+        series that start with a returned pair. Cheap when nothing is due (one clock read).
+        """
+        dropped = self.model_names.expire()
+        for pair in dropped:
+            self._seen_pairs.discard(pair)  # a comeback gets its zero-valued series again
+        return dropped
+
     def expire_runs(self) -> None:
         """Forget runs idle past the TTL, removing their rollout series."""
         for source, run in self.runs.expire():
@@ -164,12 +177,18 @@ class Measurer:
         """Read `stats` as the self-metrics of source `name` at every `pull`."""
         self._sources[name] = stats
 
+    def register_otlp_failures(self, read: Callable[[], int]) -> None:
+        """Expose `read()` (the OTLP sink's failed exports) as `otlp_export_failures_total`."""
+        self._otlp_failures = read
+
     def pull(self) -> list[Measurement]:
         """Everything read at scrape/export time (expires idle runs first)."""
         out = self.rollout()
         for name, stats in list(self._sources.items()):
             out.extend(measure_source_stats(name, stats))
         out.extend(self.overflows())
+        if self._otlp_failures is not None:
+            out.append(Measurement(_spec("otlp_export_failures_total"), (), float(self._otlp_failures())))
         out.append(build_info())
         return out
 

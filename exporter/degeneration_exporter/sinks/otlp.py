@@ -15,7 +15,8 @@ Prometheus sink uses, so both paths count the same things. Histograms use
 base-2 exponential aggregation by default (Prometheus ingests them as native histograms), or the
 catalog's explicit buckets. OpenTelemetry is the optional extra `otlp` and is imported only when
 an `OtlpSink` is built; export failures are logged and retried by the SDK's exporter, counted in
-`OtlpSink.exports`, and never fatal.
+`OtlpSink.exports` (exposed as `degeneration_otlp_export_failures_total` by both sinks), and never
+fatal.
 """
 
 from __future__ import annotations
@@ -195,6 +196,7 @@ class OtlpSink:
         )
         interval = self.config.interval.total_seconds() * 1000 if self.config.interval is not None else None
         self.exports = ExportOutcomes()
+        self._measurer.register_otlp_failures(lambda: self.exports.failed)
         reader = PeriodicExportingMetricReader(
             _counting_exporter(exporter, self.exports), export_interval_millis=interval
         )
@@ -236,6 +238,7 @@ class OtlpSink:
         totals = self._totals[name]
 
         def observe(_options: CallbackOptions) -> Iterable[Observation]:
+            self._expire_models()
             with self._totals_lock:
                 items = list(totals.items())
             return [Observation(value, self._attributes_for(name, labels)) for labels, value in items]
@@ -254,8 +257,22 @@ class OtlpSink:
 
         return observe
 
+    def _expire_models(self) -> None:
+        """Drop the summed counters of model names idle past the TTL (the SDK cannot forget a
+        histogram's attribute set, so those keep their last state; their label slot is freed)."""
+        dropped = set(self._measurer.expire_models())
+        if not dropped:
+            return
+        with self._totals_lock:
+            for totals in self._totals.values():
+                for labels in [k for k in totals if (k[0], k[1]) in dropped]:
+                    del totals[labels]
+        for key in [k for k in list(self._attributes) if (k[1][0], k[1][1]) in dropped]:
+            self._attributes.pop(key, None)
+
     def emit(self, source: str, result: Classification) -> None:
         """Count one classified response from `source`."""
+        self._expire_models()
         for m in self._measurer.measure(source, result):
             totals = self._totals.get(m.metric.name)
             if totals is None:

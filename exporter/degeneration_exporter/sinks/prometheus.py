@@ -3,7 +3,8 @@
 Why this shape: client_python's pattern (style.md §1) — per-response counters and histograms are
 library instruments fed by `emit`; rollout gauges, self-metrics and label overflows are read at
 scrape time by a custom collector (as `gc_collector.py` does), so idle runs vanish on expiry and
-source counters cost nothing per line. The sink never touches the global default registry.
+source counters cost nothing per line. Model names idle past `limits.model_name_ttl` are expired at
+every emit and scrape, and all their series removed. The sink never touches the global default registry.
 
 `_created` series: prometheus-client only has a process-global switch for them
 (`PROMETHEUS_DISABLE_CREATED_SERIES=True` read at import, or `disable_created_metrics()`), so the
@@ -23,6 +24,7 @@ Sample lines (one per family, see docs/metrics.md for all):
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 
@@ -76,12 +78,17 @@ class PrometheusSinkConfig(BaseModel, frozen=True, extra="forbid"):
 
 
 class _WithoutCreated:
-    """A collector view of a registry that drops the `_created` samples of counters and histograms."""
+    """A collector view of a registry that drops the `_created` samples of counters and histograms.
 
-    def __init__(self, inner: CollectorRegistry) -> None:
+    `before` runs first at every collection (the sink expires idle model names there).
+    """
+
+    def __init__(self, inner: CollectorRegistry, before: Callable[[], None]) -> None:
         self._inner = inner
+        self._before = before
 
     def collect(self) -> Iterator[Metric]:
+        self._before()
         for metric in self._inner.collect():
             created = metric.name + "_created"
             metric.samples = [s for s in metric.samples if s.name != created]
@@ -149,7 +156,7 @@ class PrometheusSink:
                 self._histograms[spec.name] = Histogram(
                     spec.name, spec.help, spec.labels, registry=self._instruments, buckets=spec.buckets
                 )
-        self.registry.register(_WithoutCreated(self._instruments))
+        self.registry.register(_WithoutCreated(self._instruments, self._expire_models))
         self.registry.register(_ScrapeTimeCollector(self))
         if self.config.process_metrics:
             ProcessCollector(registry=self.registry)
@@ -158,12 +165,27 @@ class PrometheusSink:
 
     def emit(self, source: str, result: Classification) -> None:
         """Count one classified response from `source`."""
+        self._expire_models()  # before binding, so a slot freed by an idle model can be taken
         for m in self._measurer.measure(source, result):
             key = (m.metric.name, m.labels)
             record = self._record.get(key)
             if record is None:
                 record = self._record[key] = self._recorder(m)
             record(m.value)
+
+    def _expire_models(self) -> None:
+        """Remove every series of model names idle past `limits.model_name_ttl`."""
+        dropped = set(self._measurer.expire_models())
+        if not dropped:
+            return
+        for key in list(self._record):
+            name, labels = key
+            if (labels[0], labels[1]) not in dropped:  # response metrics start (source, model_name)
+                continue
+            self._record.pop(key, None)
+            instrument: Counter | Histogram = self._counters.get(name) or self._histograms[name]
+            with contextlib.suppress(KeyError):
+                instrument.remove(*labels)
 
     def _recorder(self, m: Measurement) -> Callable[[float], None]:
         counter = self._counters.get(m.metric.name)
@@ -174,6 +196,13 @@ class PrometheusSink:
     def register_source_stats(self, name: str, stats: SourceStats) -> None:
         """Expose `stats` as the self-metrics of source `name`, read at every scrape."""
         self._measurer.register_source_stats(name, stats)
+
+    def register_otlp_failures(self, read: Callable[[], int]) -> None:
+        """Expose the OTLP sink's failed exports (`OtlpSink.exports.failed`) at every scrape.
+
+        Why here too: a push path that silently fails is only noticed from the pull side.
+        """
+        self._measurer.register_otlp_failures(read)
 
     def scrape_time_measurements(self) -> list[Measurement]:
         """Everything read at scrape time: rollout gauges, self-metrics, overflows, build_info."""
