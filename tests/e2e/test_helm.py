@@ -367,6 +367,13 @@ def test_values_defaults_agree_with_the_package() -> None:
     assert values["config"]["state"]["directory"] == values["positions"]["mountPath"]
 
 
+def test_every_top_level_value_is_in_the_docs_table() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    docs = (REPO / "docs" / "helm.md").read_text()
+    missing = [key for key in values if f"`{key}" not in docs]
+    assert missing == [], "document these in docs/helm.md"
+
+
 @pytest.mark.parametrize(("sets", "message"), [
     (["kind=StatefulSet"], "DaemonSet"),
     (["serviceMonitor.enabld=true"], "enabld"),
