@@ -93,6 +93,19 @@ def test_helm3_renders_what_helm4_renders(helm: Helm, rendered: dict[str, list[d
     assert helm.template([SCENARIOS[scenario]] if scenario in SCENARIOS else []) == rendered[scenario]
 
 
+def test_the_packaged_chart_renders_like_the_folder(helm4: Helm, rendered: dict[str, list[dict[str, Any]]],
+                                                    tmp_path: Path) -> None:
+    """`helm package` keeps files/ (rules, dashboards): .helmignore drops nothing the templates read."""
+    result = helm4.run("package", str(CHART), "--destination", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    [archive] = tmp_path.glob("degeneration-exporter-*.tgz")
+    scenario = SCENARIOS["servicemonitor-rules-dashboards"]
+    packaged = helm4.run("template", "rel", str(archive), "--namespace", NAMESPACE, "-f", str(scenario))
+    assert packaged.returncode == 0, packaged.stderr
+    objects = [doc for doc in yaml.safe_load_all(packaged.stdout) if doc]
+    assert objects == rendered["servicemonitor-rules-dashboards"]
+
+
 @pytest.mark.parametrize("scenario", ALL)
 @pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
 def test_core_objects_validate_strictly(rendered: dict[str, list[dict[str, Any]]], scenario: str,
