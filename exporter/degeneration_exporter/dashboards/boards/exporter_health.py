@@ -98,6 +98,13 @@ def _state_row(dash: Dashboard) -> Dashboard:
         "sinks.prometheus.limits if this is not zero).",
         "short", [query(f"sum by (source, label) (rate({overflow}[{RATE}]))", "{{label}} ({{source}})")],
     ))
+    failures = SCOPE.select("degeneration_otlp_export_failures_total")
+    dash = dash.with_panel(timeseries_panel(
+        "OTLP export failures",
+        "Failed OTLP metric exports per second (collector down, refused or timed out); no data when the "
+        "OTLP sink is off.", "short",
+        [query(f"sum by (instance) (rate({failures}[{RATE}]))", "{{instance}}")],
+    ))
     build = SCOPE.select("degeneration_build_info")
     return dash.with_panel(stat_panel(
         "Exporter version", "Running versions (degeneration_build_info), by instance count.", "none",
