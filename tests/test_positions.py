@@ -186,7 +186,12 @@ def test_missing_positions_file_is_exit_1_and_default_file_comes_from_the_config
     for action in ("show", "reset"):
         assert main(["positions", action, "--config", str(config), "--source", "gen"]) == 1
         assert f"no positions file at {state / 'positions-gen.json'}" in capsys.readouterr().err
-    assert not (state / "positions-gen.json").exists()
+    assert not state.exists()  # no lock file (nor directory) left behind by the refused reset
+    state.mkdir()
+    (state / "positions-gen.json").write_bytes(b"{not json")
+    assert main(["positions", "forget", "x", "--config", str(config), "--source", "gen"]) == 1
+    assert "corrupt positions file" in capsys.readouterr().err
+    assert (state / "positions-gen.json").read_bytes() == b"{not json"  # left for the daemon to move aside
 
     log = tmp_path / "gen.jsonl"
     log.write_bytes(b"{}\n")

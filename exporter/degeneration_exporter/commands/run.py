@@ -3,7 +3,8 @@
 Why flags on top of the config file: `run PATHS` with no config at all must work for a first look
 (one file_tail source over PATHS, every default), and Kubernetes users override one value without
 templating YAML. Flags beat env, env beats YAML (config.py). Stop is graceful: readers stop, the
-pipeline finishes its line, positions are written, then the web server closes.
+pipeline finishes its line, positions are written, then the web server closes. `--dry-run` (like
+Promtail's) classifies and serves metrics but never writes positions (docs/tailing.md §7).
 """
 
 from __future__ import annotations

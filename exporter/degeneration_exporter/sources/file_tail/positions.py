@@ -221,6 +221,7 @@ def forget_positions(path: Path, targets: Sequence[str]) -> tuple[list[PositionE
     while a daemon runs); writes atomically, and only when something was removed. A missing
     positions file is a SourceError: there is nothing to forget.
     """
+    _require(path)
     with PositionsLock(path):
         stored = _load_existing(path)
         removed = [e for e in stored.values() if any(_names_entry(t, e) for t in targets)]
@@ -235,10 +236,17 @@ def reset_positions(path: Path) -> list[PositionEntry]:
     """Remove every entry; returns them. The file stays, empty, so the next start is not a *first*
     start: every file present is read from byte 0 whatever `start_at` says (replay everything).
     """
+    _require(path)
     with PositionsLock(path):
         stored = _load_existing(path)
         save_positions(path, ())
         return list(stored.values())
+
+
+def _require(path: Path) -> None:
+    """Checked before locking, so editing a file that is not there leaves no lock file behind."""
+    if not path.exists():
+        raise SourceError(f"no positions file at {path}")
 
 
 def _load_existing(path: Path) -> dict[FileId, PositionEntry]:
