@@ -1,10 +1,11 @@
-"""The shipped boards against real data: the daemon tails real files, a real Prometheus scrapes it,
-and every panel query of dashboards/generated/ runs on that Prometheus.
+"""The shipped boards and rules against real tools. Boards: the daemon tails real files, a real
+Prometheus scrapes it, and every panel query of dashboards/generated/ runs on that Prometheus.
 
 Why, beyond promtool parsing (tests/test_rules.py): a query can parse and still show nothing
 (a wrong label, a selector that matches no series). Here each panel must return data, except the
 few whose input this scenario does not produce (named below), and the fractions must be about what
 was written. Variables are set to All (`.+`) and `$__rate_interval` to 1m, as Grafana would send.
+Rules: the PrometheusRule manifest passes prometheus-operator's schema (tests/e2e/operator_schemas.py).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+import yaml
 
 from tests.daemon_harness import DaemonProcess, wait_for
+from tests.e2e.operator_schemas import unknown_fields, validate_with_models
 from tests.e2e.prometheus_server import PrometheusServer, prometheus_binary
 from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line, rollout_line
 
@@ -151,3 +154,11 @@ def test_every_board_panel_shows_the_written_data(tmp_path: Path) -> None:
                 assert values - {None}, f"{board}: variable {label} has no values from {selector}"
         finally:
             prometheus.stop()
+
+
+def test_generated_prometheusrule_passes_the_operator_schema() -> None:
+    manifest = yaml.safe_load((GENERATED / "prometheusrule.yaml").read_text(encoding="utf-8"))
+    assert validate_with_models([manifest]) == [None]
+    assert unknown_fields(manifest) == []
+    rules_file = yaml.safe_load((GENERATED / "rules.yml").read_text(encoding="utf-8"))
+    assert manifest["spec"]["groups"] == rules_file["groups"]
