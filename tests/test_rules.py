@@ -184,3 +184,18 @@ def test_board_and_rule_expressions_name_only_catalogue_metrics() -> None:
     used = {token for expr in exprs for token in _METRIC_TOKEN.findall(_RECORDED.sub("", expr))}
     assert used, "no metric found in the expressions"
     assert used <= known, f"not in catalog.py: {sorted(used - known)}"
+
+
+def test_runbook_threshold_table_lists_every_section_and_key() -> None:
+    runbook = (REPO / "docs" / "runbook.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", runbook, re.MULTILINE))
+    sections = {name: field for name, field in AlertThresholds.model_fields.items() if name != "runbook_url"}
+    assert set(rows) == set(sections)
+    for name, field in sections.items():
+        model = field.annotation
+        assert model is not None
+        keys = {f.alias or key for key, f in model.model_fields.items()}
+        written = set(re.findall(r"`([a-z_]+)`", rows[name]))
+        if rows[name].startswith("as above"):
+            written |= set(re.findall(r"`([a-z_]+)`", rows["repetition_spike"]))
+        assert keys <= written, f"{name}: docs/runbook.md misses {sorted(keys - written)}"
