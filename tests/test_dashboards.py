@@ -166,3 +166,20 @@ def test_health_and_rollout_boards_cover_their_metrics() -> None:
         exprs = "\n".join(t["expr"] for p in _panels(boards[name]) for t in p["targets"])
         missing = [m for m, spec in METRICS.items() if spec.origin == origin and m not in exprs]
         assert not missing, f"{name} does not show {missing}"
+
+
+def test_promql_helpers_refuse_names_and_labels_the_catalogue_does_not_have() -> None:
+    from degeneration_exporter.dashboards.promql import selector, series
+
+    assert selector("degeneration_responses_flagged_total", ['kind!~"ceiling.*"', 'job="a"']) == (
+        'degeneration_responses_flagged_total{kind!~"ceiling.*",job="a"}')
+    assert selector("degeneration_response_tokens", ['le="16"'], "_bucket") == \
+        'degeneration_response_tokens_bucket{le="16"}'
+    with pytest.raises(KeyError):
+        series("degeneration_responses")
+    with pytest.raises(ValueError, match="not valid"):
+        series("degeneration_responses_total", "_bucket")
+    with pytest.raises(ValueError, match="no label 'kind'"):
+        selector("degeneration_responses_total", ['kind="repetition"'])
+    with pytest.raises(ValueError, match="not a label matcher"):
+        selector("degeneration_responses_total", ["source"])

@@ -7,6 +7,7 @@ suffixes (`_bucket`, `_sum`, `_count`) are allowed only on histograms.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..catalog import METRICS
@@ -14,6 +15,7 @@ from ..catalog import METRICS
 __all__ = ["HISTOGRAM_SUFFIXES", "ratio", "selector", "series"]
 
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+_MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)(=~|!~|!=|=)"')
 
 
 def series(metric: str, suffix: str = "") -> str:
@@ -31,9 +33,11 @@ def selector(metric: str, matchers: Sequence[str] = (), suffix: str = "") -> str
     name = series(metric, suffix)
     allowed = {*METRICS[metric].labels, "job", "instance", *(("le",) if suffix == "_bucket" else ())}
     for matcher in matchers:
-        label = matcher.split("=", 1)[0].rstrip("!~")
-        if label not in allowed:
-            raise ValueError(f"{metric} has no label {label!r}")
+        parsed = _MATCHER.match(matcher)
+        if parsed is None:
+            raise ValueError(f"{matcher!r} is not a label matcher")
+        if parsed.group(1) not in allowed:
+            raise ValueError(f"{metric} has no label {parsed.group(1)!r}")
     body = ",".join(matchers)
     return f"{name}{{{body}}}" if body else name
 
