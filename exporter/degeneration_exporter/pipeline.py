@@ -164,6 +164,7 @@ class SourceRunner:
                 if isinstance(item, Delta):
                     for result in self._streams.feed(item):
                         self._emit(result, line)
+                    self._note_truncation()
                 else:
                     self._emit(self._classifier.classify(item), line)
         except RecordError as exc:
@@ -197,6 +198,14 @@ class SourceRunner:
                 evidence = next((f.evidence for f in result.findings if f.flagged and f.evidence), None)
             self._recent.append(FlaggedSample(self.source.name, line.origin, line.line_no,
                                               tuple(result.kinds), evidence))
+
+    def _note_truncation(self) -> None:
+        """Publish the assembler's dropped characters as `stream_chars_truncated` (a scrape reads it)."""
+        truncated = self._streams.stats.truncated_chars
+        stats = self.source.stats
+        if truncated != stats.stream_chars_truncated:
+            with stats.lock:
+                stats.stream_chars_truncated = truncated
 
     def _reject(self, reason: str) -> None:
         stats = self.source.stats
