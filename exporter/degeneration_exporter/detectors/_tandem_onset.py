@@ -33,6 +33,7 @@ _MAX_SLOT_WORDS = 3        # a swapped run: `Ezekiel Elliott` -> `Le'Veon Bell`
 _MAX_EXTRA_WORDS = 3       # an added or dropped run: `First, he notes` -> `He also notes`
 _CJK_CHARS_PER_WORD = 2    # a Chinese word is about two characters, each its own unit
 _MAX_ASIDE_WORDS = 10      # `, Williams said, via the Buffalo News.` between a copy and the next
+_ASIDE_SHARE = 1.0        # ... or up to one copy's length of other text (`A B A A A`)
 _LOOKBACK_PERIODS = 8      # read this far before the scan's first copy (further only when needed)
 _MAX_HEAD_WORDS = 3        # `The Syrian government` before `has been losing ground … and has been losing …`
 _SENTENCE_END = re.compile("[.!?…][\"'”’)\\]]*\\s|[。！？]")
@@ -106,12 +107,17 @@ class _Unit:
             changed += size
         return changed <= _SLOT_SHARE * len(self.words if share_of_copy else unit)
 
+    @property
+    def aside(self) -> int:
+        """Words of other text a copy may be followed by before the next copy."""
+        return max(_MAX_ASIDE_WORDS * self.run_scale, int(_ASIDE_SHARE * len(self.words)))
+
     def opens_with_copy(self, span: list[int]) -> bool:
         """A copy, then perhaps a short aside before the next one (`"X," Williams said. "X.`)."""
         n = len(self.words)
         extra = _MAX_EXTRA_WORDS * self.run_scale
         return any(abs(k - n) <= extra and self.matches(span[:k])
-                   for k in range(len(span), max(0, len(span) - _MAX_ASIDE_WORDS * self.run_scale) - 1, -1))
+                   for k in range(len(span), max(0, len(span) - self.aside) - 1, -1))
 
 
 def _starts_ok(w: _Words, lo: int, hi: int) -> list[bool]:
@@ -155,7 +161,7 @@ def _previous_copy(w: _Words, x: int, unit: _Unit) -> int | None:
     extra = _MAX_EXTRA_WORDS * unit.run_scale
     whole = sorted(range(max(0, x - n - extra), max(0, min(x, x - n + extra + 1))),
                    key=lambda s: abs(x - n - s))
-    aside = _MAX_ASIDE_WORDS * unit.run_scale
+    aside = unit.aside
     with_aside = range(max(0, x - n - extra) - 1, max(0, x - n - aside) - 1, -1)
     for s in whole:
         if (unit.starts_ok[s] or w.sentence_start[s]) and unit.matches(w.ids[s:x]):
@@ -223,13 +229,15 @@ def date_onset(text: str, copy_start: int, period_chars: int, end: int) -> int:
     """Code-point onset of the loop whose first verified copy starts at `copy_start`.
 
     Reads `_LOOKBACK_PERIODS` periods before the copy and three after it, reading further back only
-    when the copies run back that far, so dating costs about the loop's lead-in, not the window.
+    when the copies run back to within two periods of that slice's start (a copy the slice may have
+    cut), so dating costs about the loop's lead-in, not the window.
     """
     lookback = _LOOKBACK_PERIODS * max(1, period_chars)
     while True:
         lo = max(0, copy_start - lookback)
         w = _words(text, lo, min(end, copy_start + 3 * period_chars))
         onset = _date_in(text, w, copy_start, period_chars)
-        if lo == 0 or not w.ids or onset > w.starts[0]:
+        # Stopped within reach of the slice's start: the copy before may have been cut by the slice.
+        if lo == 0 or not w.ids or onset > w.starts[0] + 2 * max(1, period_chars):
             return onset
         lookback *= 4

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["TandemCandidate", "is_cjk_unit", "locate", "scan_tandem_repeats", "unit_spans"]
+__all__ = ["TandemCandidate", "is_cjk_unit", "locate", "locate_chain", "scan_tandem_repeats", "unit_spans"]
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
 _UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
@@ -32,6 +32,10 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 _DIGITS = re.compile(r"\d+")
 _SENTENCE_END = re.compile("(?:[.!?…。！？][\"'”’)\\]]*\\s+|\n\\s*)")
 _MAX_COUNTER_DIGITS = 18
+_CHAIN_SHARE = 0.5    # an earlier loop piece repeats at least half a copy more (1.5 copies) ...
+_CHAIN_WORDS = 8      # ... and at least 8 words (the rubric's long unit) ...
+_CHAIN_EXACT = 0.8    # ... most of them in whole k-grams (a list changing an item per row does not)
+_CHAIN_GAP_UNITS = 4  # units without a match one piece may hold (the default `max_gap_units`)
 _EXACT = 0.95
 
 
@@ -41,7 +45,8 @@ class TandemCandidate:
 
     `onset_unit` is where the unit first appears, `copy_unit` where the first back-to-back copy starts
     (one period before the first matching unit), `end_unit` one past the last matching unit.
-    `copies` counts the first copy too. Word counts are content units (letters, digits, CJK
+    `copies` counts the first copy too. `chain` holds the (first-copy unit, period) of earlier loop
+    pieces of the same region (`_chain`). Word counts are content units (letters, digits, CJK
     characters), not punctuation.
     """
 
@@ -58,6 +63,7 @@ class TandemCandidate:
     slot_variation: float
     counter_fraction: float
     reaches_end: bool
+    chain: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(slots=True)
@@ -118,6 +124,21 @@ def locate(text: str, c: TandemCandidate) -> tuple[int, int, int, int]:
     period_chars = starts.get(c.copy_unit + c.period_units, len(text)) - starts[c.copy_unit]
     onset = _sentence_start(text, starts[c.onset_unit], period_chars)
     return onset, ends[c.end_unit - 1], period_chars, starts[c.copy_unit]
+
+
+def locate_chain(text: str, c: TandemCandidate) -> list[tuple[int, int]]:
+    """Code-point first-copy start and period of each earlier loop piece of the candidate's region."""
+    if not c.chain:
+        return []
+    wanted = {x for cu, q in c.chain for x in (cu, cu + q)}
+    last = max(wanted)
+    starts: dict[int, int] = {}
+    for i, m in enumerate(_UNIT.finditer(text)):
+        if i in wanted:
+            starts[i] = m.start()
+        if i >= last:
+            break
+    return [(starts[cu], starts.get(cu + q, len(text)) - starts[cu]) for cu, q in c.chain]
 
 
 def _is_counter_step(later: str, earlier: str) -> bool:
@@ -197,6 +218,31 @@ def _exact_period(ids: list[int], a: int, b: int, p: int) -> int:
     return p
 
 
+def _chain(u: _Units, dist: list[int], period: list[int], a: int, anchor: int) -> tuple[tuple[int, int], ...]:
+    """(first-copy unit, period) of each earlier loop piece in the region, nearest first.
+
+    A region is one run of matching units, but its local period may change along it: a loop whose
+    unit drifts (`A B A' B` then `B B B`) or one loop running into another (`X X` then `Y Y Y`).
+    The region's period dates only the last piece; a reader dates the loop from the earliest piece
+    that repeats in its own right (the labelling rubric's onset), so each such piece is returned
+    for dating as well.
+    """
+    pieces: list[list[int]] = []   # [start, end, period, matched units, matched words, exact units]
+    for i in range(a, anchor):
+        q = period[i]
+        if not q:
+            continue
+        if pieces and pieces[-1][2] == q and i - pieces[-1][1] <= _CHAIN_GAP_UNITS:
+            pieces[-1][1] = i + 1
+        else:
+            pieces.append([i, i + 1, q, 0, 0, 0])
+        pieces[-1][3] += 1
+        pieces[-1][4] += u.content[i]
+        pieces[-1][5] += dist[i] == q
+    return tuple((st - q, q) for st, _, q, m, wds, exact in reversed(pieces)
+                 if m >= _CHAIN_SHARE * q and wds >= _CHAIN_WORDS and exact >= _CHAIN_EXACT * m)
+
+
 def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
                lookback: int) -> TandemCandidate:
     matched = [period[i] for i in range(a, b) if period[i]]
@@ -224,6 +270,7 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
             head = j - d
     while head < first and not u.content[head]:
         head += 1
+    chain = _chain(u, dist, period, a, anchor)
     words = variation = counters = 0
     for i in range(a, b):
         if not u.content[i]:
@@ -256,6 +303,7 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
         slot_variation=variation / words if words else 1.0,
         counter_fraction=counters / words if words else 0.0,
         reaches_end=b >= len(u.ids) - 2,
+        chain=chain,
     )
 
 

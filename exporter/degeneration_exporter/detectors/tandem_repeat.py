@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field, model_validator
 
 from ._tandem_onset import date_onset
-from ._tandem_scan import TandemCandidate, locate, scan_tandem_repeats
+from ._tandem_scan import TandemCandidate, locate, locate_chain, scan_tandem_repeats
 from .base import Channel, DetectorInput, Finding, snippet
 
 __all__ = ["DETECTOR", "TandemRepeat", "TandemRepeatParams", "detect_tandem_repeat"]
@@ -133,6 +133,8 @@ def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
         return None
     # The verdict above dates candidates by the scan; the finding reports the reader's onset.
     onset = date_onset(window, best.copy_start, best.period_chars, best.end)
+    for copy_start, period_chars in locate_chain(window, best.candidate):
+        onset = min(onset, date_onset(window, copy_start, period_chars, best.end))
     return _Hit(best.candidate, onset, best.end, best.period_chars, best.copy_start)
 
 
