@@ -96,8 +96,9 @@ def test_env_can_set_the_sources_list_as_json(monkeypatch: pytest.MonkeyPatch) -
 
 def test_flags_beat_env_and_yaml(config_file: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DEGENERATION_SINKS__PROMETHEUS__LISTEN", "127.0.0.1:18888")
-    settings = _run_settings("--config", str(config_file), "--listen", "127.0.0.1:17777",
-                             "--format-in", "relax_rollout")
+    settings = _run_settings(
+        "--config", str(config_file), "--listen", "127.0.0.1:17777", "--format-in", "relax_rollout"
+    )
     assert settings.sinks.prometheus.listen == "127.0.0.1:17777"
     assert {s.format for s in settings.sources if isinstance(s, FileTailSourceConfig)} == {"relax_rollout"}
     positions = tmp_path / "p.json"
@@ -173,14 +174,21 @@ def test_missing_config_file_is_an_error(tmp_path: Path) -> None:
 
 def _check_config(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
-    return subprocess.run([sys.executable, "-m", "degeneration_exporter", "check-config", *argv],
-                          capture_output=True, text=True, env={**base, **(env or {})}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "check-config", *argv],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        timeout=60,
+    )
 
 
-def test_check_config_accepts_a_good_file_and_prints_the_effective_config(config_file: Path,
-                                                                          tmp_path: Path) -> None:
-    done = _check_config("--config", str(config_file), "--print-effective",
-                         env={"DEGENERATION_SINKS__OTLP__ENABLED": "true"})
+def test_check_config_accepts_a_good_file_and_prints_the_effective_config(
+    config_file: Path, tmp_path: Path
+) -> None:
+    done = _check_config(
+        "--config", str(config_file), "--print-effective", env={"DEGENERATION_SINKS__OTLP__ENABLED": "true"}
+    )
     assert done.returncode == 0, done.stderr
     effective = yaml.safe_load(done.stdout)
     assert effective["sinks"]["prometheus"]["listen"] == "127.0.0.1:19999"
@@ -219,7 +227,7 @@ def test_docs_reference_is_the_generated_one() -> None:
     from degeneration_exporter.commands.config_reference import render_reference
 
     text = DOCS.read_text()
-    embedded = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
+    embedded = text[text.index(BEGIN) + len(BEGIN) : text.index(END)]
     assert embedded == render_reference(), (
         "docs/configuration.md reference is stale: run `.venv/bin/python scripts/regen_config_reference.py`"
     )
@@ -246,8 +254,13 @@ def test_docs_error_example_is_what_check_config_prints(tmp_path: Path) -> None:
 
 def _run_process(*argv: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
-    return subprocess.run([sys.executable, "-m", "degeneration_exporter", "run", *argv],
-                          capture_output=True, text=True, env=base, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "run", *argv],
+        capture_output=True,
+        text=True,
+        env=base,
+        timeout=60,
+    )
 
 
 def test_run_without_sources_exits_2() -> None:
@@ -277,3 +290,23 @@ def test_custom_format_takes_field_paths_and_only_custom_does(tmp_path: Path) ->
     with pytest.raises(ConfigError) as info:
         load_settings(path)
     assert info.value.field == "sources.0"
+
+
+@pytest.mark.parametrize(
+    "sources, listen",
+    [
+        ([{"type": "http_push", "name": "push", "listen_host": "0.0.0.0"}], "127.0.0.1:10142"),
+        ([{"type": "http_push", "name": "push", "listen_host": None}], "0.0.0.0:10142"),
+    ],
+)
+def test_check_config_refuses_a_push_source_off_loopback_without_a_token(
+    tmp_path: Path, sources: list[dict[str, object]], listen: str
+) -> None:
+    path = tmp_path / "push.yaml"
+    path.write_text(yaml.safe_dump({"sources": sources, "sinks": {"prometheus": {"listen": listen}}}))
+    proc = _check_config("--config", str(path))
+    assert proc.returncode == 2
+    assert "bearer_token" in proc.stderr and "push" in proc.stderr
+    with_token = [dict(s, bearer_token="s3cret") for s in sources]
+    path.write_text(yaml.safe_dump({"sources": with_token, "sinks": {"prometheus": {"listen": listen}}}))
+    assert _check_config("--config", str(path)).returncode == 0

@@ -52,7 +52,7 @@ from .formats import FORMATS, CustomFormatOptions
 from .sinks.otlp import OtlpSinkConfig
 from .sinks.prometheus import PrometheusSinkConfig
 from .sources.file_tail import FileTailConfig
-from .sources.http_push import HttpPushConfig
+from .sources.http_push import HttpPushConfig, require_token_off_loopback
 from .sources.stdin import StdinConfig
 from .web.config import WebConfig
 
@@ -92,7 +92,8 @@ class _PipelineOptions(BaseModel):
         None, description="Dot paths of each Record field, for `format: custom` only (docs/formats.md)."
     )
     max_stream_chars: int = Field(
-        DEFAULT_MAX_STREAM_CHARS, ge=0,
+        DEFAULT_MAX_STREAM_CHARS,
+        ge=0,
         description="Characters of text kept per open streamed response (chunk formats); later deltas "
         "still reach the detectors but are not kept, and are counted.",
     )
@@ -219,6 +220,14 @@ class Settings(BaseSettings):
     sinks: SinksConfig = Field(default_factory=SinksConfig, description="Prometheus and OTLP outputs.")
     state: StateConfig = Field(default_factory=StateConfig, description="Positions persistence.")
     web: WebConfig = Field(default_factory=WebConfig, description="Web server security and landing page.")
+
+    @model_validator(mode="after")
+    def _push_sources_need_a_token_off_loopback(self) -> Settings:
+        for source in self.sources:
+            if isinstance(source, HttpPushConfig):
+                mounted = self.sinks.prometheus.host if source.listen_host is None else None
+                require_token_off_loopback(source, mounted)
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -29,7 +29,14 @@ from .base import Line, Position, SourceStats
 from .file_tail.reader import SKIPPED, LineSplitter
 from .line_queue import WAKE_SECONDS, LineQueue
 
-__all__ = ["HttpPushConfig", "HttpPushSource", "IngestEndpoint", "Reply", "is_loopback"]
+__all__ = [
+    "HttpPushConfig",
+    "HttpPushSource",
+    "IngestEndpoint",
+    "Reply",
+    "is_loopback",
+    "require_token_off_loopback",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,19 @@ class HttpPushConfig(BaseModel):
     enqueue_timeout: timedelta = Field(
         timedelta(seconds=5), description="How long a request waits for queue room before answering 503."
     )
+
+
+def require_token_off_loopback(config: HttpPushConfig, mounted_on_host: str | None = None) -> None:
+    """Raise ConfigError when this source would listen off loopback without a bearer token.
+
+    Called by the source at start and by config validation, so `check-config` refuses what `run` refuses.
+    """
+    for host in (config.listen_host, mounted_on_host):
+        if host is not None and not is_loopback(host) and not _has_token(config):
+            raise ConfigError(
+                f"http_push source {config.name!r} listens on {host}: bearer_token required off loopback",
+                field=f"sources.{config.name}.bearer_token",
+            )
 
 
 def is_loopback(host: str) -> bool:
@@ -182,12 +202,7 @@ class HttpPushSource:
 
         Raises ConfigError when a non-loopback listener would run without a bearer token.
         """
-        for host in (config.listen_host, mounted_on_host):
-            if host is not None and not is_loopback(host) and not _has_token(config):
-                raise ConfigError(
-                    f"http_push source {config.name!r} listens on {host}: bearer_token required off loopback",
-                    field=f"sources.{config.name}.bearer_token",
-                )
+        require_token_off_loopback(config, mounted_on_host)
         self.config = config
         self.name = config.name
         self.stats = SourceStats()
