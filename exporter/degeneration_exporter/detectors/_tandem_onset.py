@@ -229,15 +229,20 @@ def date_onset(text: str, copy_start: int, period_chars: int, end: int) -> int:
     """Code-point onset of the loop whose first verified copy starts at `copy_start`.
 
     Reads `_LOOKBACK_PERIODS` periods before the copy and three after it, reading further back only
-    when the copies run back to within two periods of that slice's start (a copy the slice may have
-    cut), so dating costs about the loop's lead-in, not the window.
+    when the copies run back to within a step of that slice's start (a copy the slice may have cut),
+    so dating costs about the loop's lead-in, not the window.
     """
     lookback = _LOOKBACK_PERIODS * max(1, period_chars)
     while True:
         lo = max(0, copy_start - lookback)
         w = _words(text, lo, min(end, copy_start + 3 * period_chars))
         onset = _date_in(text, w, copy_start, period_chars)
-        # Stopped within reach of the slice's start: the copy before may have been cut by the slice.
-        if lo == 0 or not w.ids or onset > w.starts[0] + 2 * max(1, period_chars):
+        if lo == 0 or not w.ids:
+            return onset
+        # Stopped within a step back (a copy, an aside, a slot) of the slice's start: the step may have
+        # been cut by the slice, so read further back.
+        copy_words = bisect_left(w.starts, copy_start + period_chars) - bisect_left(w.starts, copy_start)
+        reach = 2 * copy_words + (_MAX_ASIDE_WORDS + _MAX_EXTRA_WORDS) * _CJK_CHARS_PER_WORD
+        if bisect_left(w.starts, onset) >= reach:
             return onset
         lookback *= 4
