@@ -35,6 +35,9 @@ __all__ = ["DETECTOR", "TandemRepeat", "TandemRepeatParams", "detect_tandem_repe
 DETECTOR = "tandem_repeat"
 _ENCODE_ERRORS = "surrogatepass"
 _FENCE = "\n```"   # a markdown code fence opens or closes a line
+_CHAIN_MIN_COPIES = 2.0     # an earlier loop of a chain: `X X` at least ...
+_CHAIN_PERIOD_RATIO = 0.5   # ... with a period within half of the loop's ...
+_CHAIN_GAP_PERIODS = 2.0    # ... ending at most two of the loop's periods before its onset
 
 
 class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
@@ -117,9 +120,11 @@ def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
               fences_before: int) -> _Hit | None:
     """The earliest qualifying repeat; `fences_before` counts code fences before the window."""
     best: _Hit | None = None
-    for c in scan_tandem_repeats(window, kgram=params.kgram_units, max_period_units=params.max_period_units,
-                                 max_gap_units=params.max_gap_units, hold_units=params.hold_units,
-                                 min_region_units=min(params.min_repeated_words, params.min_tail_words)):
+    candidates = scan_tandem_repeats(
+        window, kgram=params.kgram_units, max_period_units=params.max_period_units,
+        max_gap_units=params.max_gap_units, hold_units=params.hold_units,
+        min_region_units=min(params.min_repeated_words, params.min_tail_words))
+    for c in candidates:
         if best is not None and c.onset_unit >= best.candidate.onset_unit:
             continue
         if not _qualifies(c, params, text_ends_here, in_code=False):   # code only tightens the rules
@@ -135,7 +140,30 @@ def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
     onset = date_onset(window, best.copy_start, best.period_chars, best.end)
     for copy_start, period_chars in locate_chain(window, best.candidate):
         onset = min(onset, date_onset(window, copy_start, period_chars, best.end))
+    onset = _chained_onset(window, candidates, best, onset, params)
     return _Hit(best.candidate, onset, best.end, best.period_chars, best.copy_start)
+
+
+def _chained_onset(window: str, candidates: list[TandemCandidate], best: _Hit, onset: int,
+                   params: TandemRepeatParams) -> int:
+    """The onset of the earliest loop in a chain of loops ending with `best`, else `onset`.
+
+    A reader dates a loop from the first region of a chain (`X X X`, a line, then `Y Y Y Y` to the
+    end; a quote three times, two sentences, the quote again): an earlier region counts when it has
+    two copies or more of `min_repeated_words`, a period within `_CHAIN_PERIOD_RATIO` of the loop's,
+    and ends at most `_CHAIN_GAP_PERIODS` periods before the onset dated so far. Only for the window
+    of a finding; the verdict does not change.
+    """
+    p = best.candidate.period_units
+    for c in reversed(candidates):
+        if (c.end_unit > best.candidate.copy_unit or c.copies < _CHAIN_MIN_COPIES
+                or c.repeated_words < params.min_repeated_words
+                or abs(c.period_units - p) > _CHAIN_PERIOD_RATIO * p):
+            continue
+        _, end, period_chars, copy_start = locate(window, c)
+        if end <= onset <= end + _CHAIN_GAP_PERIODS * best.period_chars:
+            onset = min(onset, date_onset(window, copy_start, period_chars, end))
+    return onset
 
 
 def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
