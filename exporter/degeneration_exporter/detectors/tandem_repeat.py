@@ -116,6 +116,19 @@ class _Hit:
     copy_start: int
 
 
+def _located(window: str, c: TandemCandidate, params: TandemRepeatParams, text_ends_here: bool,
+             fences_before: int) -> _Hit | None:
+    """The candidate with its code-point positions, when it qualifies where it stands (code or not)."""
+    if not _qualifies(c, params, text_ends_here, in_code=False):   # code only tightens the rules
+        return None
+    onset, end, period_chars, copy_start = locate(window, c)
+    # Fences starting before the onset: a 4-char pattern cannot start in the last 3 chars kept.
+    in_code = (fences_before + window.count(_FENCE, 0, onset + len(_FENCE) - 1)) % 2 == 1
+    if not _qualifies(c, params, text_ends_here, in_code):
+        return None
+    return _Hit(c, onset, end, period_chars, copy_start)
+
+
 def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
               fences_before: int) -> _Hit | None:
     """The earliest qualifying repeat; `fences_before` counts code fences before the window."""
@@ -127,41 +140,55 @@ def _earliest(window: str, params: TandemRepeatParams, text_ends_here: bool,
     for c in candidates:
         if best is not None and c.onset_unit >= best.candidate.onset_unit:
             continue
-        if not _qualifies(c, params, text_ends_here, in_code=False):   # code only tightens the rules
-            continue
-        onset, end, period_chars, copy_start = locate(window, c)
-        # Fences starting before the onset: a 4-char pattern cannot start in the last 3 chars kept.
-        in_code = (fences_before + window.count(_FENCE, 0, onset + len(_FENCE) - 1)) % 2 == 1
-        if _qualifies(c, params, text_ends_here, in_code):
-            best = _Hit(c, onset, end, period_chars, copy_start)
+        best = _located(window, c, params, text_ends_here, fences_before) or best
     if best is None:
         return None
-    # The verdict above dates candidates by the scan; the finding reports the reader's onset.
+    # The verdict above is the earliest loop; the finding reports the reader's onset of the loop the
+    # text does not recover from, dated back through the chain of loops leading into it.
+    best = _final_loop(window, candidates, best, params, text_ends_here, fences_before)
     onset = date_onset(window, best.copy_start, best.period_chars, best.end)
     for copy_start, period_chars in locate_chain(window, best.candidate):
         onset = min(onset, date_onset(window, copy_start, period_chars, best.end))
-    onset = _chained_onset(window, candidates, best, onset, params)
+    onset = _chained_onset(window, candidates, best, onset, params, text_ends_here)
     return _Hit(best.candidate, onset, best.end, best.period_chars, best.copy_start)
 
 
+def _final_loop(window: str, candidates: list[TandemCandidate], earliest: _Hit, params: TandemRepeatParams,
+                text_ends_here: bool, fences_before: int) -> _Hit:
+    """The loop running to the window's end when it outnumbers the earliest loop's copies.
+
+    A short loop the text recovered from (a sentence three times, then new text) is a stutter; a
+    reader dates the loop the text ends in (`the budget burnt after the onset`). When the two are
+    contiguous, `_chained_onset` dates the pair from the earlier one again.
+    """
+    last = candidates[-1]
+    if last is earliest.candidate or not last.reaches_end or last.copies <= earliest.candidate.copies:
+        return earliest
+    return _located(window, last, params, text_ends_here, fences_before) or earliest
+
+
 def _chained_onset(window: str, candidates: list[TandemCandidate], best: _Hit, onset: int,
-                   params: TandemRepeatParams) -> int:
+                   params: TandemRepeatParams, text_ends_here: bool) -> int:
     """The onset of the earliest loop in a chain of loops ending with `best`, else `onset`.
 
     A reader dates a loop from the first region of a chain (`X X X`, a line, then `Y Y Y Y` to the
-    end; a quote three times, two sentences, the quote again): an earlier region counts when it has
-    two copies or more of `min_repeated_words`, a period within `_CHAIN_PERIOD_RATIO` of the loop's,
-    and ends at most `_CHAIN_GAP_PERIODS` periods before the onset dated so far. Only for the window
-    of a finding; the verdict does not change.
+    end; a quote three times, two sentences, the quote again). An earlier region joins the chain
+    when it starts before the onset dated so far and ends at most `_CHAIN_GAP_PERIODS` of the loop's
+    periods before it, and either is a loop by the verdict's rules itself, or has two copies or more
+    of `min_repeated_words`, a period within `_CHAIN_PERIOD_RATIO` of the loop's and ends before the
+    loop's first copy. Only for the window of a finding; the verdict does not change.
     """
     p = best.candidate.period_units
     for c in reversed(candidates):
-        if (c.end_unit > best.candidate.copy_unit or c.copies < _CHAIN_MIN_COPIES
-                or c.repeated_words < params.min_repeated_words
-                or abs(c.period_units - p) > _CHAIN_PERIOD_RATIO * p):
+        if (c.copy_unit >= best.candidate.copy_unit or c.copies < _CHAIN_MIN_COPIES
+                or c.repeated_words < params.min_repeated_words):
+            continue
+        loop = _qualifies(c, params, text_ends_here, in_code=False)
+        if not loop and (abs(c.period_units - p) > _CHAIN_PERIOD_RATIO * p
+                         or c.end_unit > best.candidate.copy_unit):
             continue
         _, end, period_chars, copy_start = locate(window, c)
-        if end <= onset <= end + _CHAIN_GAP_PERIODS * best.period_chars:
+        if (copy_start if loop else end) < onset <= end + _CHAIN_GAP_PERIODS * best.period_chars:
             onset = min(onset, date_onset(window, copy_start, period_chars, end))
     return onset
 
