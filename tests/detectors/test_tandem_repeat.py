@@ -213,6 +213,60 @@ def test_a_phrase_looping_inside_a_sentence_is_dated_from_the_sentence() -> None
     assert _flagged_onset(text) == len(lead)
 
 
+
+def test_onset_reads_back_past_the_lookback_through_slot_copies() -> None:
+    # Eleven copies of one unit, then the unit with a slot changed to the end: the copies before the
+    # scan's first copy run back further than dating first reads, and a slice must not cut a step.
+    lead = "秋天"
+    text = lead + "是一种独苦的名称，" * 11 + "是一私苦的名称，" * 40
+    onset = _flagged_onset(text)
+    assert onset is not None and onset <= len(lead)
+
+
+def test_onset_counts_a_copy_followed_by_an_aside_as_long_as_a_copy() -> None:
+    lead = "The hearing ended late on Friday.\n\n"
+    unit = "The judge said the case would be decided by the end of the month at the latest. "
+    aside = "Lawyers for both sides declined to comment on the ruling after the hearing was over. "
+    assert _flagged_onset(lead + unit + aside + unit * 5) == len(lead)
+
+
+def test_onset_of_a_loop_whose_unit_drifts_is_its_first_piece() -> None:
+    # `A B A' B` then `B B B`: one region whose period shrinks; a reader dates it from the first A.
+    lead = "We fixed the first bug in the parser last week.\n\n"
+    b = "I had to learn a lot of the syntax to get it working.\n\n"
+    text = (lead + "The other issue was that the syntax was not very well documented. " + b
+            + "The final issue was that the syntax was not very well documented. " + b + b * 6)
+    assert _flagged_onset(text) == len(lead)
+
+
+def test_onset_of_a_chain_of_loops_is_the_first_loop() -> None:
+    # A quote twice and a shortened third time, two sentences, then the quote again to the end.
+    lead = "The campaign answered on Monday.\n\n"
+    quote = ('"The article is an example of the kind of misinformation that has been a hallmark of the '
+             'campaign,"')
+    between = ("The article, published on October 26, claimed the campaign had received large donations.\n\n"
+               "Stein responded to the article on October 27.\n\n")
+    text = (lead + f"{quote} Stein said in a statement.\n\n" * 2 + quote[:-2] + '."\n\n' + between
+            + f"{quote} Stein said.\n\n" * 2 + quote[:60])
+    assert _flagged_onset(text) == len(lead)
+
+
+def test_onset_is_the_loop_the_text_ends_in_not_an_earlier_stutter() -> None:
+    lead = "The meeting was long.\n\n"
+    stutter = "The board approved the budget for next year without any changes at all. " * 3
+    recovery = _prose(6, seed=11) + "\n\n"
+    loop = "We will meet again next month to review the progress of the project. " * 12
+    text = lead + stutter + recovery + loop
+    assert _flagged_onset(text) == len(lead) + len(stutter) + len(recovery)
+
+
+def test_onset_of_rows_running_into_a_sentence_loop_is_the_first_row() -> None:
+    # The loop the text ends in outnumbers the rows, but the two are contiguous: one chain.
+    lead = "Here is the list you asked for.\n\n"
+    rows = "".join(f"{i}. White fruit: white fruit is a fruit that you can see in the market every day.\n\n"
+                   for i in range(1, 7))
+    assert _flagged_onset(lead + rows + "This is a common fruit.\n\n" * 20) == len(lead)
+
 # --- legitimate structure stays clean ------------------------------------------------------------
 
 def test_a_numbered_list_of_distinct_items_is_clean() -> None:
