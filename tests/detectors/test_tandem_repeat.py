@@ -214,6 +214,15 @@ def test_a_phrase_looping_inside_a_sentence_is_dated_from_the_sentence() -> None
 
 
 
+def test_onset_counts_a_first_line_of_a_cycle_that_starts_mid_line() -> None:
+    # Lines `B A B A …`, the first `A` (with a slot) opening after a question on the line before it.
+    lead = "She showed me the gift. What was it? "
+    first = '"A bottle of wine," she said. "It is a very expensive bottle."\n\n'
+    b = 'I was confused. "A bottle of wine?" I asked. "What is a bottle of wine?"\n\n'
+    a = '"A bottle of wine," she repeated. "It is a very expensive bottle."\n\n'
+    assert _flagged_onset(lead + first + (b + a) * 3) == len(lead)
+
+
 def test_onset_reads_back_past_the_lookback_through_slot_copies() -> None:
     # Eleven copies of one unit, then the unit with a slot changed to the end: the copies before the
     # scan's first copy run back further than dating first reads, and a slice must not cut a step.

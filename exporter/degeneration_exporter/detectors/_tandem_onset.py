@@ -88,7 +88,12 @@ class _Unit:
     run_scale: int             # slot runs are counted in words, a Chinese word being two units
 
     def matches(self, span: list[int], unit: list[int] | None = None, *, share_of_copy: bool = False) -> bool:
-        """True when `span` is `unit` (default: the whole copy) with a few slots changed.
+        """True when `span` is `unit` (default: the whole copy) with a few slots changed."""
+        return self.changes(span, unit, share_of_copy=share_of_copy) is not None
+
+    def changes(self, span: list[int], unit: list[int] | None = None, *,
+                share_of_copy: bool = False) -> int | None:
+        """Words changed when `span` is `unit` (default: the whole copy) with a few slots changed, else None.
 
         A slot is one run of differing words, at most `_MAX_SLOT_WORDS` long (so an inserted clause is
         a paraphrase, not a slot); together the slots change at most `_SLOT_SHARE` of `unit` (of the
@@ -96,16 +101,16 @@ class _Unit:
         """
         unit = self.words if unit is None else unit
         if not span or not unit:
-            return False
+            return None
         changed = 0
         for tag, i1, i2, j1, j2 in SequenceMatcher(None, span, unit, autojunk=False).get_opcodes():
             if tag == "equal":
                 continue
             size = max(i2 - i1, j2 - j1)
             if size > (_MAX_SLOT_WORDS if tag == "replace" else _MAX_EXTRA_WORDS) * self.run_scale:
-                return False
+                return None
             changed += size
-        return changed <= _SLOT_SHARE * len(self.words if share_of_copy else unit)
+        return changed if changed <= _SLOT_SHARE * len(self.words if share_of_copy else unit) else None
 
     @property
     def aside(self) -> int:
@@ -176,16 +181,23 @@ def _opening_part(w: _Words, x: int, unit: _Unit) -> int:
     """Where the loop opens with the tail of a copy, else `x`.
 
     Part of a copy counts only from one of the unit's own line or sentence starts (alternating
-    sentences `A B A B`: the first `A` belongs to the loop), or at the very start of the reply.
+    sentences `A B A B`: the first `A` belongs to the loop), or at the very start of the reply. The
+    part itself starts at a sentence even when the unit's copies start at lines (`…? I asked. "A."`
+    before lines `B` and `A`); of the starts that match, the one that changes fewest words wins, so a
+    short sentence before the part is not taken in as a slot.
     """
     n = len(unit.words)
+    best, fewest = x, None
     for s in range(max(0, x - n), x):
         span = w.ids[s:x]
-        if (unit.starts_ok[s] and any(unit.matches(span, unit.words[j:], share_of_copy=True)
-                                      for j in unit.phases)) or (
-                s == 0 and w.opens_text and unit.matches(span, unit.words[max(0, n - len(span)):])):
-            return s
-    return x
+        tails = [unit.words[j:] for j in unit.phases] if unit.starts_ok[s] or w.sentence_start[s] else []
+        costs = [c for c in (unit.changes(span, t, share_of_copy=True) for t in tails) if c is not None]
+        if s == 0 and w.opens_text:
+            whole = unit.changes(span, unit.words[max(0, n - len(span)):])
+            costs += [] if whole is None else [whole]
+        if costs and (fewest is None or min(costs) < fewest):
+            best, fewest = s, min(costs)
+    return best
 
 
 def _date_in(text: str, w: _Words, copy_start: int, period_chars: int) -> int:
