@@ -192,6 +192,9 @@ class SourceRunner:
         with self.counts.lock:
             self.counts.responses += 1
             self.counts.flagged.update(result.kinds)
+        stats = self.source.stats
+        with stats.lock:
+            stats.last_record_timestamp = time.time()
         if result.flags and self._recent is not None and line is not None:
             evidence = None
             if self._keep_evidence:

@@ -31,9 +31,6 @@ QWEN, LLAMA = "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct"
 # Panels with no data in this scenario, and why (everything else must return series).
 EXPECTED_EMPTY = {
     ("exporter_health", "Label overflow"): "no cap is reached",
-    # Known gap: nothing sets SourceStats.last_record_timestamp yet, so the gauge stays 0 and the panel
-    # (which leaves out zeros) is empty. Fixing it makes this test fail: then drop this line.
-    ("exporter_health", "Time since last record"): "degeneration_last_record_timestamp_seconds is always 0",
     ("exporter_health", "OTLP export failures"): "the OTLP sink is off",
     ("overview", "Token budget used"): "the records state no max_tokens",
 }
