@@ -11,8 +11,9 @@ counts, where a copy may differ in a counter, number, date or name slot. So, on 
 3. From the first copy the scan verified, step back copy by copy while the span before is that copy
    with a few slots changed (a name, an ordinal, a dropped `also`: runs of at most `_MAX_SLOT_WORDS`
    words, `_SLOT_SHARE` of the unit in all); an inserted clause makes a paraphrase, which a reader does
-   not count. A copy may be followed by a short aside (`"X," he said. "X. X.`). The loop may open with
-   the tail of a copy, from one of its sentences (`A B A B`) or at the very start of the reply.
+   not count. A copy may be followed by an aside (`"X," he said. "X. X.`) of up to 10 words or one
+   copy's length. The loop may open with the tail of a copy, from one of its sentences (`A B A B`) or
+   at the very start of the reply.
 4. The onset is the start of that copy's sentence or line, opening quote included.
 Per-word Python loops are fine here: this runs once per flagged window, never on clean text.
 """

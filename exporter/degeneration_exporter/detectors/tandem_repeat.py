@@ -11,7 +11,8 @@ detector reads the text alone (serving logs have no token ids) and flags by the 
 Copies may differ in a counter that goes up by one and in a few slot words (`max_slot_variation`);
 a unit of numbers and symbols alone (tables, arithmetic) never qualifies (`min_unit_letters`).
 The exact analysis is `_tandem_scan.py`, the onset a reader gives `_tandem_onset.py`; this module
-decides where they run (docs/detectors/tandem_repeat.md):
+decides where they run, and which loop of a flagged window the finding dates (the loop the window
+ends in, back through the chain of loops leading into it) (docs/detectors/tandem_repeat.md):
 the text is cut into blocks of `block_chars`; each full block is screened by one running zlib
 stream (level 1, sync-flushed per block, so a block's output size measures its novelty against
 the previous 32 KB); only a low-novelty block is analysed exactly, in a window with
