@@ -223,6 +223,21 @@ def test_onset_counts_a_first_line_of_a_cycle_that_starts_mid_line() -> None:
     assert _flagged_onset(lead + first + (b + a) * 3) == len(lead)
 
 
+def test_onset_of_a_loop_nested_in_a_repeated_block_is_the_first_block() -> None:
+    # Rows `[1] x` … `[9] x` loop inside a comment block that repeats whole (its first copy has one
+    # line more): the rows' period is the most common one, but a reader dates the block.
+    lead = "#!/bin/bash\n\n# Check if each website is reachable\n\n"
+    rows = "".join(f"#   [{i}] https.com\n" for i in range(1, 10))
+    first = "# Example usage:\n\n# Usage:\n\n#   reachable.sh https.com\n\n# Output:\n\n" + rows + "#\n\n"
+    block = "# Example usage:\n\n#   reachable.sh https.com\n\n# Output:\n\n" + rows + "#\n\n"
+    assert _flagged_onset(lead + first + block * 5) == len(lead)
+
+
+def test_onset_of_a_bulleted_line_includes_the_bullet() -> None:
+    lead = "Here is a more detailed explanation:\n\n"
+    assert _flagged_onset(lead + "- O(1) for the LRU cache lookups:\n" * 8) == len(lead)
+
+
 def test_onset_reads_back_past_the_lookback_through_slot_copies() -> None:
     # Eleven copies of one unit, then the unit with a slot changed to the end: the copies before the
     # scan's first copy run back further than dating first reads, and a slice must not cut a step.

@@ -232,9 +232,15 @@ def _date_in(text: str, w: _Words, copy_start: int, period_chars: int) -> int:
         y -= 1
     if y == 0 and w.opens_text and w.sentence_start[y]:
         return 0   # nothing but punctuation before the reply's first word
-    start = w.starts[y if w.sentence_start[y] else x]
+    first = y if w.sentence_start[y] else x
+    start = w.starts[first]
     while start > 0 and text[start - 1] in _OPENERS:   # `"I don't think…` starts at the quote
         start -= 1
+    if w.line_start[first]:   # `- O(1) …`, `# Output:`: a bullet or comment mark opens the line's copy
+        line = text.rfind("\n", 0, start) + 1
+        mark = text[line:start].lstrip()
+        if mark and not any(ch.isalnum() for ch in mark):
+            start -= len(mark)
     return start
 
 

@@ -35,6 +35,7 @@ _MAX_COUNTER_DIGITS = 18
 _CHAIN_SHARE = 0.5    # an earlier loop piece repeats at least half a copy more (1.5 copies) ...
 _CHAIN_WORDS = 8      # ... and at least 8 words (the rubric's long unit) ...
 _CHAIN_EXACT = 0.8    # ... most of them in whole k-grams (a list changing an item per row does not)
+_OUTER_TRIES = 3      # longer periods tried for a block that repeats whole around a nested loop
 _CHAIN_GAP_UNITS = 4  # units without a match one piece may hold (the default `max_gap_units`)
 _EXACT = 0.95
 
@@ -46,8 +47,8 @@ class TandemCandidate:
     `onset_unit` is where the unit first appears, `copy_unit` where the first back-to-back copy starts
     (one period before the first matching unit), `end_unit` one past the last matching unit.
     `copies` counts the first copy too. `chain` holds the (first-copy unit, period) of earlier loop
-    pieces of the same region (`_chain`). Word counts are content units (letters, digits, CJK
-    characters), not punctuation.
+    pieces of the same region (`_chain`) and of a block repeating around it (`_outer_block`). Word
+    counts are content units (letters, digits, CJK characters), not punctuation.
     """
 
     onset_unit: int
@@ -243,6 +244,23 @@ def _chain(u: _Units, dist: list[int], period: list[int], a: int, anchor: int) -
                  if m >= _CHAIN_SHARE * q and wds >= _CHAIN_WORDS and exact >= _CHAIN_EXACT * m)
 
 
+def _outer_block(u: _Units, dist: list[int], a: int, b: int, p: int) -> tuple[tuple[int, int], ...]:
+    """(first-copy unit, period) of a block the region repeats exactly at a longer period than `p`.
+
+    A loop nested in a repeated block (rows `[1] x`, `[2] x` … inside a comment block that repeats
+    whole) has the rows' period as its most common one; a reader dates the loop from the block's
+    first copy. Tried at the few most common longer k-gram distances of the region.
+    """
+    found: list[tuple[int, int]] = []
+    for q, _ in Counter(d for d in dist[a:b] if d > p).most_common(_OUTER_TRIES):
+        if b - a < 2 * q:
+            continue
+        if sum(u.ids[i] == u.ids[i - q] for i in range(a + q, b)) >= _EXACT * (b - a - q):
+            anchor = next(i for i in range(a, b) if dist[i] == q)
+            found.append((max(0, anchor - q), q))
+    return tuple(found)
+
+
 def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
                lookback: int) -> TandemCandidate:
     matched = [period[i] for i in range(a, b) if period[i]]
@@ -270,7 +288,7 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
             head = j - d
     while head < first and not u.content[head]:
         head += 1
-    chain = _chain(u, dist, period, a, anchor)
+    chain = _chain(u, dist, period, a, anchor) + _outer_block(u, dist, a, b, p)
     words = variation = counters = 0
     for i in range(a, b):
         if not u.content[i]:
