@@ -1,0 +1,36 @@
+"""Every YAML config example in the user docs is a valid config (docs stay true)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from degeneration_exporter.config import load_settings
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+PAGES = ["classification.md", "detectors.md", "running.md"]
+
+
+def _blocks() -> list[tuple[str, str]]:
+    found = []
+    for page in PAGES:
+        text = (DOCS / page).read_text(encoding="utf-8")
+        for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", text, re.S)):
+            if re.match(r"\s*(classify|detectors|sources|sinks|state|web):", block):
+                found.append((f"{page}#{i}", block))
+    return found
+
+
+BLOCKS = _blocks()
+
+
+def test_the_classification_page_has_a_config_example() -> None:
+    assert any(name.startswith("classification.md") for name, _ in BLOCKS)
+
+
+@pytest.mark.parametrize(("name", "block"), BLOCKS, ids=[n for n, _ in BLOCKS])
+def test_yaml_example_is_a_valid_config(tmp_path: Path, name: str, block: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(block, encoding="utf-8")
+    load_settings(path)
