@@ -24,9 +24,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ._scripts import HANGUL, NO_SPACE_SCRIPTS
+
 __all__ = ["TandemCandidate", "is_cjk_unit", "locate", "locate_chain", "scan_tandem_repeats", "unit_spans"]
 
-_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
+_CJK = NO_SPACE_SCRIPTS + HANGUL  # each such character is a unit of its own
 _UNIT = re.compile(f"((?:https?|ftp)://[^\\s<>\"')\\]]+|[{_CJK}]|[^\\W_{_CJK}]+|([^\\w\\s])\\2*|_+)", re.I)
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _DIGITS = re.compile(r"\d+")

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ._scripts import NO_SPACE_SCRIPTS
 from .base import Channel, DetectorInput, Finding, snippet
 
 __all__ = [
@@ -41,21 +42,7 @@ __all__ = [
 
 Skip = Literal["empty", "short"]
 
-_NO_SPACE = (
-    "\u0e00-\u0eff"  # Thai, Lao
-    "\u1000-\u109f"  # Myanmar
-    "\u1780-\u17ff"  # Khmer
-    "\u2e80-\u2fdf"  # CJK radicals, Kangxi radicals
-    "\u3001-\u303f"  # CJK symbols and punctuation (U+3000, the ideographic space, stays whitespace)
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u3100-\u312f"  # Bopomofo
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\uff01-\uffef"  # Halfwidth and fullwidth forms
-    "\U00020000-\U0003ffff"  # CJK extensions B and later
-)
+_NO_SPACE = NO_SPACE_SCRIPTS  # each character of these scripts is one word (_scripts.py)
 _WORD = re.compile(rf"[{_NO_SPACE}]|[^\s{_NO_SPACE}]+")
 _BOUNDARY = re.compile(rf"[\s{_NO_SPACE}]")
 COUNT_EVERY_CHARS = 128
