@@ -145,10 +145,6 @@ class CommitLedger:
             progress = self._live[key]
             progress.retired, progress.updated, progress.deleted = True, now, deleted
 
-    def committed(self, key: str) -> int:
-        with self._lock:
-            return self._live[key].committed
-
     def lag_bytes(self) -> int:
         """Bytes of plain files not yet committed: sum of size minus committed offset."""
         with self._lock:

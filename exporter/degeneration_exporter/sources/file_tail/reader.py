@@ -33,16 +33,6 @@ class LineSplitter:
         self._pending = bytearray()
         self._skipping = False
 
-    @property
-    def pending_bytes(self) -> int:
-        """Size of the buffered unterminated tail (0 while skipping a too-long line)."""
-        return len(self._pending)
-
-    @property
-    def has_partial(self) -> bool:
-        """True when bytes after the last newline are buffered or being skipped."""
-        return bool(self._pending) or self._skipping
-
     def reset(self, offset: int) -> None:
         """Forget the tail and restart at `offset` (after a truncation)."""
         self.offset = offset
