@@ -94,7 +94,7 @@ def discover_files(include: Iterable[str], path_filter: PathFilter) -> dict[File
                 continue
             if not stat.S_ISREG(st.st_mode):
                 continue
-            file_id = FileId(st.st_dev, st.st_ino)
+            file_id = FileId.of(st)
             if file_id not in found:
                 found[file_id] = Discovered(path, file_id, st.st_size, st.st_mtime)
     return found

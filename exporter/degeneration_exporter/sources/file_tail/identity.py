@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["FileId", "Fingerprint", "read_fingerprint"]
+__all__ = ["FileId", "Fingerprint", "file_id_at", "read_fingerprint"]
 
 
 class FileId(NamedTuple):
@@ -22,8 +22,21 @@ class FileId(NamedTuple):
     dev: int
     ino: int
 
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileId:
+        """The identity in a `stat`/`fstat` result."""
+        return cls(st.st_dev, st.st_ino)
+
     def __str__(self) -> str:
         return f"{self.dev}:{self.ino}"
+
+
+def file_id_at(path: str) -> FileId | None:
+    """The identity of the file `path` names now (symlinks followed); None when it names nothing."""
+    try:
+        return FileId.of(os.stat(path))
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from types import TracebackType
 import orjson
 
 from ...errors import PositionsInUse, SourceError
-from .identity import FileId, Fingerprint
+from .identity import FileId, Fingerprint, file_id_at
 
 __all__ = [
     "POSITIONS_VERSION",
@@ -200,18 +200,12 @@ def current_size(entry: PositionEntry) -> int | None:
         st = os.stat(entry.path)
     except OSError:
         return None
-    return st.st_size if FileId(st.st_dev, st.st_ino) == entry.file_id else None
+    return st.st_size if FileId.of(st) == entry.file_id else None
 
 
 def _names_entry(target: str, entry: PositionEntry) -> bool:
     """`target` names `entry`: the same path (made absolute), or the same (device, inode) now."""
-    if os.path.abspath(target) == os.path.abspath(entry.path):
-        return True
-    try:
-        st = os.stat(target)
-    except OSError:
-        return False
-    return FileId(st.st_dev, st.st_ino) == entry.file_id
+    return os.path.abspath(target) == os.path.abspath(entry.path) or file_id_at(target) == entry.file_id
 
 
 def forget_positions(path: Path, targets: Sequence[str]) -> tuple[list[PositionEntry], list[str]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..base import Line, Position, SourceStats
 from .config import FileTailConfig
 from .discover import Discovered, PathFilter, discover_files
-from .identity import FileId, Fingerprint, read_fingerprint
+from .identity import FileId, Fingerprint, file_id_at, read_fingerprint
 from .ledger import CommitLedger
 from .reader import GZIP_ERRORS, SKIPPED, LineSplitter, Piece, open_gzip_at
 
@@ -85,7 +85,7 @@ class FileTailer:
         for file_id, seen in found.items():
             tracked = self._tracked.get(file_id)
             if tracked is not None:
-                if tracked.path != seen.path and not _names(tracked.path, file_id):
+                if tracked.path != seen.path and file_id_at(tracked.path) != file_id:
                     tracked.path, tracked.rotated_at = seen.path, None
             elif file_id not in self._finished_gz:
                 self._open(seen, at_startup=at_startup)
@@ -131,7 +131,7 @@ class FileTailer:
             self._count_read_error(seen.file_id, seen.path, exc)
             return
         st = os.fstat(fd)
-        if FileId(st.st_dev, st.st_ino) != seen.file_id:
+        if FileId.of(st) != seen.file_id:
             os.close(fd)
             return
         start = self._start(fd, seen, st.st_size, at_startup=at_startup, is_gz=is_gz)
@@ -229,12 +229,12 @@ class FileTailer:
             st = os.stat(tracked.path)
         except FileNotFoundError:
             st = None
-        if st is not None and FileId(st.st_dev, st.st_ino) == tracked.file_id:
+        if st is not None and FileId.of(st) == tracked.file_id:
             return
         tracked.rotated_at = now
         self._count("rotations")
         if st is not None:
-            new_id = FileId(st.st_dev, st.st_ino)
+            new_id = FileId.of(st)
             if new_id not in self._tracked and not self._filter.is_excluded(tracked.path):
                 self._open(Discovered(tracked.path, new_id, st.st_size, st.st_mtime), at_startup=False)
 
@@ -244,8 +244,7 @@ class FileTailer:
         if st.st_size == tracked.splitter.offset and st.st_size == tracked.size:
             return False
         fd = os.open(tracked.path, os.O_RDONLY | os.O_CLOEXEC)
-        fst = os.fstat(fd)
-        if FileId(fst.st_dev, fst.st_ino) != tracked.file_id:
+        if FileId.of(os.fstat(fd)) != tracked.file_id:
             os.close(fd)
             return False
         tracked.fd = fd
@@ -375,15 +374,6 @@ class FileTailer:
     def _set_watched(self) -> None:
         with self._stats.lock:
             self._stats.files_watched = len(self._tracked)
-
-
-def _names(path: str, file_id: FileId) -> bool:
-    """True when `path` still names the file `file_id`."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return FileId(st.st_dev, st.st_ino) == file_id
 
 
 def _is_line_end(fd: int, offset: int, size: int) -> bool:
