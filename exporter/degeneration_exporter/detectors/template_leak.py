@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
@@ -134,9 +135,17 @@ class TokenScanner:
         return LeakScan(counts, token, onset)
 
 
-def _leak_finding(scan: LeakScan, tokens: tuple[str, ...], details_token: str | None) -> Finding:
-    flagged = bool(scan.counts)
-    counts = {tok: scan.counts[tok] for tok in tokens if tok in scan.counts}
+@lru_cache(maxsize=32)
+def _scanner_for(params: TemplateLeakParams) -> TokenScanner:
+    """One scanner per configuration: resolving the token list and compiling the alternation cost
+    about ten times the scan of a typical reply, so they are not redone per record or stream."""
+    return TokenScanner(params.tokens())
+
+
+def _leak_finding(scan: LeakScan, details_token: str | None) -> Finding:
+    """`scan.counts` is already in token-list order (both scans walk the list), as reports need."""
+    counts = scan.counts
+    flagged = bool(counts)
     return Finding(
         detector="template_leak", kind="template_leak", flagged=flagged, channel="content",
         score=float(sum(counts.values())), onset=scan.onset, unit=details_token,
@@ -154,7 +163,7 @@ class TemplateLeak:
     """
 
     def __init__(self, params: TemplateLeakParams) -> None:
-        self._scanner = TokenScanner(params.tokens())
+        self._scanner = _scanner_for(params)
         self._carry = ""
         self._seen = 0  # content code points fed
         self._next_free: dict[str, int] = {}  # per token: where its next counted occurrence may start
@@ -180,7 +189,7 @@ class TemplateLeak:
             return None
         self._fired = True
         token = scanner.first_present(buffer)
-        return _leak_finding(self._scan_so_far(), scanner.tokens, token)
+        return _leak_finding(self._scan_so_far(), token)
 
     def _count(self, buffer: str, base: int, region: int) -> None:
         for tok in self._scanner.tokens:
@@ -202,14 +211,13 @@ class TemplateLeak:
     def finish(self) -> Finding:
         """All content fed: the same Finding as `detect_template_leak` on the joined content."""
         scan = self._scan_so_far()
-        return _leak_finding(scan, self._scanner.tokens, scan.token)
+        return _leak_finding(scan, scan.token)
 
 
 def detect_template_leak(inp: DetectorInput, params: TemplateLeakParams) -> Finding:
     """Batch form: the content channel only."""
-    scanner = TokenScanner(params.tokens())
-    scan = scanner.scan(inp.text)
-    return _leak_finding(scan, scanner.tokens, scan.token)
+    scan = _scanner_for(params).scan(inp.text)
+    return _leak_finding(scan, scan.token)
 
 
 def gauntlet_leak_verdict(
