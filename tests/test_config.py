@@ -217,6 +217,15 @@ def test_check_config_validates_the_web_config_file(tmp_path: Path) -> None:
     assert "basic_auth_users.prom" in done.stderr
 
 
+def test_check_config_refuses_what_run_refuses(tmp_path: Path) -> None:
+    """`run` refuses classify.detector_params (docs/configuration.md): check-config must refuse it too."""
+    path = tmp_path / "config.yaml"
+    path.write_text("classify:\n  detector_params: {compression: {threshold: 8}}\n")
+    done = _check_config("--config", str(path))
+    assert done.returncode == 2
+    assert "classify.detector_params" in done.stderr
+
+
 # -- docs/configuration.md stays true ------------------------------------------------------------------
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"

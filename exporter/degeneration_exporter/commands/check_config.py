@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from ..config import load_settings
+from ..daemon import build_classifier
 from ..errors import ConfigError
 from ..web.toolkit_config import load_web_config
 from .config_reference import render_reference
@@ -42,6 +43,7 @@ def main(args: argparse.Namespace) -> int:
         return 0
     try:
         settings = load_settings(args.config)
+        build_classifier(settings)  # what `run` refuses beyond the models (classify.detector_params)
         if settings.web.config_file is not None:
             load_web_config(settings.web.config_file)
     except ConfigError as exc:
