@@ -79,7 +79,9 @@ class FileTailConfig(BaseModel):
         1024 * 1024, gt=0, description="Bytes read from one file per system call."
     )
     positions_file: Path | None = Field(
-        None, description="JSON file of committed offsets; None keeps them in memory only (no resume)."
+        None,
+        description="JSON file of committed offsets; null: the daemon uses "
+        "state.directory/positions-NAME.json (a bare FileTailSource keeps them in memory only).",
     )
     sync_interval: timedelta = Field(
         timedelta(seconds=5),
