@@ -4,6 +4,8 @@ Why: ecosystem.md §7.5 rule 4. Only `\\n`-terminated lines leave (an unterminat
 writer may be mid-line); `\\r\\n` loses its `\\r`; a line longer than `max_line_bytes` is dropped while
 it streams past, so a 64 MiB line costs at most `max_line_bytes` + one chunk of memory, never the
 line. Splitting is `bytes.split`/`find` (C speed); Python only touches whole lines (style.md §11).
+The same newline rule decides where reading may start in a file: `is_line_end` (a resumed offset)
+and `end_of_last_line` (`start_at: end`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ import gzip
 import os
 import zlib
 
-__all__ = ["GZIP_ERRORS", "SKIPPED", "LineSplitter", "Piece", "open_gzip_at"]
+__all__ = [
+    "GZIP_ERRORS",
+    "SKIPPED",
+    "LineSplitter",
+    "Piece",
+    "end_of_last_line",
+    "is_line_end",
+    "open_gzip_at",
+]
 
 GZIP_ERRORS = (OSError, EOFError, zlib.error)
 """What a damaged or cut-off `.gz` raises while being read (gzip.BadGzipFile is an OSError)."""
@@ -118,3 +128,21 @@ def open_gzip_at(fd: int, offset: int, chunk_bytes: int) -> gzip.GzipFile:
             break
         remaining -= len(skipped)
     return reader
+
+
+def is_line_end(fd: int, offset: int, size: int) -> bool:
+    """A resumed offset must sit just after a newline: a cheap second check against inode reuse by
+    a file whose head happens to equal the old one's (a fingerprint alone cannot tell them apart)."""
+    return offset == 0 or (offset <= size and os.pread(fd, 1, offset - 1) == b"\n")
+
+
+def end_of_last_line(fd: int, size: int, block: int = 64 * 1024) -> int:
+    """`start_at: end` starts after the last newline, so a half-written last line is read whole."""
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        nl = os.pread(fd, end - start, start).rfind(b"\n")
+        if nl != -1:
+            return start + nl + 1
+        end = start
+    return 0

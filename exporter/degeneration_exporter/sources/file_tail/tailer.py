@@ -19,7 +19,7 @@ from .config import FileTailConfig
 from .discover import Discovered, PathFilter, discover_files
 from .identity import FileId, Fingerprint, file_id_at, read_fingerprint
 from .ledger import CommitLedger
-from .reader import GZIP_ERRORS, SKIPPED, LineSplitter, Piece, open_gzip_at
+from .reader import GZIP_ERRORS, SKIPPED, LineSplitter, Piece, end_of_last_line, is_line_end, open_gzip_at
 
 __all__ = ["FileTailer"]
 
@@ -173,7 +173,7 @@ class FileTailer:
         """
         resume = self._ledger.resume_point(seen.file_id)
         if resume is not None:
-            if resume.fingerprint.still_matches(fd) and (is_gz or _is_line_end(fd, resume.offset, size)):
+            if resume.fingerprint.still_matches(fd) and (is_gz or is_line_end(fd, resume.offset, size)):
                 if resume.complete:
                     return None
                 if resume.key is not None:
@@ -182,7 +182,7 @@ class FileTailer:
             self._count("truncations")
             return None, 0
         if at_startup and self._ledger.first_start and self.config.start_at == "end" and not is_gz:
-            return None, _end_of_last_line(fd, size)
+            return None, end_of_last_line(fd, size)
         return None, 0
 
     # -- reading -------------------------------------------------------------------------------
@@ -375,20 +375,3 @@ class FileTailer:
         with self._stats.lock:
             self._stats.files_watched = len(self._tracked)
 
-
-def _is_line_end(fd: int, offset: int, size: int) -> bool:
-    """A resumed offset must sit just after a newline: a cheap second check against inode reuse by
-    a file whose head happens to equal the old one's (a fingerprint alone cannot tell them apart)."""
-    return offset == 0 or (offset <= size and os.pread(fd, 1, offset - 1) == b"\n")
-
-
-def _end_of_last_line(fd: int, size: int, block: int = 64 * 1024) -> int:
-    """`start_at: end` starts after the last newline, so a half-written last line is read whole."""
-    end = size
-    while end > 0:
-        start = max(0, end - block)
-        nl = os.pread(fd, end - start, start).rfind(b"\n")
-        if nl != -1:
-            return start + nl + 1
-        end = start
-    return 0
