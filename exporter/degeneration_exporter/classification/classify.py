@@ -92,13 +92,14 @@ class Classifier:
         self._repetition = tuple(
             dict.fromkeys([*self.config.repetition_detectors, *self.config.report_detectors])
         )
+        # Verdict membership and loop-location priority, fixed per config (read for every record).
+        self._verdict = frozenset(self.config.repetition_detectors)
+        self._verdict_order = {name: i for i, name in enumerate(self.config.repetition_detectors)}
 
     def classify(self, record: Record) -> Classification:
         """Batch form: every detector over the whole record."""
         findings: list[Finding] = []
-        content = DetectorInput(
-            record.text, record.reasoning, record.token_ids, record.prompt_length, record.action_mask
-        )
+        content = _content_input(record)
         reasoning = DetectorInput(record.reasoning)
         for name in self._repetition:
             spec = DETECTORS[name]
@@ -120,9 +121,8 @@ class Classifier:
         was capped (a long stream, classification/streams.py)."""
         text_chars, reasoning_chars = lengths or (len(record.text), len(record.reasoning))
         flags: set[FlagKind] = set()
-        verdict = set(self.config.repetition_detectors)
+        verdict, order = self._verdict, self._verdict_order
         looping = [f for f in findings if f.flagged and f.kind == "repetition" and f.detector in verdict]
-        order = {name: i for i, name in enumerate(self.config.repetition_detectors)}
         looping.sort(key=lambda f: (f.channel != "content", order[f.detector]))
         if looping:
             flags.add(FlagKind.REPETITION)
@@ -134,7 +134,8 @@ class Classifier:
                     leaks[str(token)] = leaks.get(str(token), 0) + int(n)
         if leaks:
             flags.add(FlagKind.TEMPLATE_LEAK)
-        if is_ceiling_hit(record.finish_reason, _output_tokens(record), record.max_tokens):
+        output_tokens = _output_tokens(record)
+        if is_ceiling_hit(record.finish_reason, output_tokens, record.max_tokens):
             flags.add(FlagKind.CEILING)
             if FlagKind.REPETITION in flags:
                 flags.add(FlagKind.CEILING_WHILE_REPEATING)
@@ -142,12 +143,12 @@ class Classifier:
             flags=frozenset(flags),
             finish_reason=record.finish_reason,
             findings=tuple(findings),
-            loop=_loop_span(record, looping[0], text_chars, reasoning_chars) if looping else None,
+            loop=_loop_span(looping[0], text_chars, reasoning_chars, output_tokens) if looping else None,
             leaks=leaks,
             text_chars=text_chars,
             reasoning_chars=reasoning_chars,
             repetition_score=_repetition_score(findings, verdict),
-            output_tokens=_output_tokens(record),
+            output_tokens=output_tokens,
             max_tokens=record.max_tokens,
             model=record.model,
             run=record.run,
@@ -200,9 +201,7 @@ class ResponseStream:
         """
         classifier = self._classifier
         findings: list[Finding] = []
-        content = DetectorInput(
-            record.text, record.reasoning, record.token_ids, record.prompt_length, record.action_mask
-        )
+        content = _content_input(record)
         for name in classifier._repetition:
             spec = DETECTORS[name]
             # Deltas carry text only; a record with token ids is judged on them, as in batch form.
@@ -243,24 +242,28 @@ def _on_channel(finding: Finding, channel: Channel) -> Finding:
     return finding if finding.channel == channel else replace(finding, channel=channel)
 
 
+def _content_input(record: Record) -> DetectorInput:
+    return DetectorInput(
+        record.text, record.reasoning, record.token_ids, record.prompt_length, record.action_mask
+    )
+
+
 def _output_tokens(record: Record) -> int | None:
     if record.output_tokens is not None:
         return record.output_tokens
     if record.token_ids is not None:
-        generated = len(record.token_ids) - record.prompt_length
         if record.action_mask is not None:
             return sum(1 for m in record.action_mask if m)
-        return max(generated, 0)
+        return max(len(record.token_ids) - record.prompt_length, 0)
     return None
 
 
-def _loop_span(record: Record, finding: Finding, text_chars: int, reasoning_chars: int) -> LoopSpan:
+def _loop_span(finding: Finding, text_chars: int, reasoning_chars: int, tokens: int | None) -> LoopSpan:
     length = text_chars if finding.channel == "content" else reasoning_chars
     onset = finding.onset if finding.onset is not None else 0
     onset = min(max(onset, 0), length)
     after = length - onset
     fraction = onset / length if length else 0.0
-    tokens = _output_tokens(record)
     tokens_after = None
     if tokens is not None and finding.channel == "content" and length and not reasoning_chars:
         # Proportional estimate: no tokenizer here, so tokens spent after the onset are scaled by chars.
@@ -277,7 +280,7 @@ def _loop_span(record: Record, finding: Finding, text_chars: int, reasoning_char
     )
 
 
-def _repetition_score(findings: list[Finding], verdict: set[str]) -> float:
+def _repetition_score(findings: list[Finding], verdict: frozenset[str]) -> float:
     """Largest fraction of a channel inside a detected repeat (0..1), over the verdict's detectors."""
     best = 0.0
     for f in findings:
