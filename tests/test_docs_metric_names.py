@@ -18,7 +18,7 @@ _SERIES_SUFFIX = re.compile(r"_(bucket|sum|count|created)$")
 
 
 def _known(name: str, catalogue: set[str]) -> bool:
-    """A catalogue name, one of its histogram series, or a prefix used with grep (`degeneration_responses`)."""
+    """A catalogue name, one of its histogram series, or a grep prefix (`degeneration_responses`)."""
     if name == "degeneration_exporter":  # the package, not a metric
         return True
     if name in catalogue or _SERIES_SUFFIX.sub("", name) in catalogue:
