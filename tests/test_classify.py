@@ -33,6 +33,18 @@ def test_ceiling_from_token_budget_and_repetition_stop_is_not_a_ceiling() -> Non
     assert cut.flags == {FlagKind.REPETITION}
 
 
+def test_output_tokens_come_from_the_action_mask_else_the_ids_after_the_prompt() -> None:
+    c = Classifier()
+    ids = list(range(10))
+    masked = c.classify(Record(text=PROSE, token_ids=ids, prompt_length=4, action_mask=[1, 0, 2, 0, 1, 1]))
+    assert masked.output_tokens == 4
+    assert c.classify(Record(text=PROSE, token_ids=ids, prompt_length=4)).output_tokens == 6
+    assert c.classify(Record(text=PROSE, token_ids=ids, prompt_length=12)).output_tokens == 0
+    assert FlagKind.CEILING in c.classify(
+        Record(text=PROSE, token_ids=ids, prompt_length=4, action_mask=[1, 1, 0, 1, 1, 0], max_tokens=4)
+    ).flags
+
+
 def test_leaks_count_visible_content_only() -> None:
     c = Classifier()
     r = c.classify(Record(text="ok<|im_end|> and <|im_end|>", reasoning="<|eot_id|> in thought"))

@@ -252,8 +252,8 @@ def _output_tokens(record: Record) -> int | None:
     if record.output_tokens is not None:
         return record.output_tokens
     if record.token_ids is not None:
-        if record.action_mask is not None:
-            return sum(1 for m in record.action_mask if m)
+        if record.action_mask is not None:  # masks are int lists: nonzero = generated, counted in C
+            return len(record.action_mask) - record.action_mask.count(0)
         return max(len(record.token_ids) - record.prompt_length, 0)
     return None
 
