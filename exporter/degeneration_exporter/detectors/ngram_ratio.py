@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, Literal
@@ -42,9 +42,8 @@ __all__ = [
 
 Skip = Literal["empty", "short"]
 
-_NO_SPACE = NO_SPACE_SCRIPTS  # each character of these scripts is one word (_scripts.py)
-_WORD = re.compile(rf"[{_NO_SPACE}]|[^\s{_NO_SPACE}]+")
-_BOUNDARY = re.compile(rf"[\s{_NO_SPACE}]")
+_WORD = re.compile(rf"[{NO_SPACE_SCRIPTS}]|[^\s{NO_SPACE_SCRIPTS}]+")
+_BOUNDARY = re.compile(rf"[\s{NO_SPACE_SCRIPTS}]")
 COUNT_EVERY_CHARS = 128
 
 
@@ -66,8 +65,9 @@ def generated_tokens(token_ids: Sequence[int], prompt_length: int = 0,
     return list(compress(response, action_mask))
 
 
-def _ngram_counts(units: Sequence[Hashable], ngram_size: int) -> Counter[tuple[Hashable, ...]]:
-    return Counter(zip(*[units[i:] for i in range(ngram_size)], strict=False))
+def _ngrams(units: Sequence[Hashable], ngram_size: int) -> Iterator[tuple[Hashable, ...]]:
+    """Contiguous n-grams as tuples, built by one C-level zip of shifted slices."""
+    return zip(*[units[i:] for i in range(ngram_size)], strict=False)
 
 
 def repeat_ratio(units: Sequence[Hashable], ngram_size: int = 4) -> float:
@@ -75,7 +75,7 @@ def repeat_ratio(units: Sequence[Hashable], ngram_size: int = 4) -> float:
     total = len(units) - ngram_size + 1
     if total <= 0:
         return 0.0
-    distinct = len(set(zip(*[units[i:] for i in range(ngram_size)], strict=False)))
+    distinct = len(set(_ngrams(units, ngram_size)))
     return 1.0 - distinct / total
 
 
@@ -165,13 +165,13 @@ def _finding(verdict: NgramVerdict, counts: Counter[tuple[Hashable, ...]], unit_
 def detect_ngram_ratio(inp: DetectorInput, params: NgramRatioParams) -> Finding:
     """Batch form: token ids when `inp.token_ids` is known (Trinity exactly), else words of `inp.text`."""
     if inp.token_ids is not None:
-        units: list[Hashable] = list(generated_tokens(inp.token_ids, inp.prompt_length, inp.action_mask))
+        units: Sequence[Hashable] = generated_tokens(inp.token_ids, inp.prompt_length, inp.action_mask)
         unit_kind = "token_ids"
     else:
-        units = list(text_words(inp.text))
+        units = text_words(inp.text)
         unit_kind = "words"
     verdict = score_response(units, params)
-    counts = _ngram_counts(units, params.ngram_size) if verdict.dropped else Counter()
+    counts = Counter(_ngrams(units, params.ngram_size)) if verdict.dropped else Counter()
     return _finding(verdict, counts, unit_kind, params, "content")
 
 
@@ -242,7 +242,7 @@ class NgramRatio:
         self._words += len(words)
         seq = self._tail + words
         if len(seq) >= n:
-            self._counts.update(zip(*[seq[i:] for i in range(n)], strict=False))
+            self._counts.update(_ngrams(seq, n))
             self._total += len(seq) - n + 1
         self._tail = seq[-(n - 1):] if n > 1 else []
 
