@@ -74,7 +74,8 @@ def test_full_queue_answers_503_without_queueing_part_of_the_body() -> None:
 
 def test_other_paths_and_methods_are_refused(source: HttpPushSource) -> None:
     assert httpx.post(url(source, "/other"), content=b"{}\n").status_code == 404
-    assert httpx.get(url(source)).status_code == 501  # http.server: no do_GET
+    assert httpx.get(url(source)).status_code == 405  # as mounted on the main server (docs/tailing.md)
+    assert httpx.put(url(source), content=b"{}\n").status_code == 405
 
 
 def test_bearer_token_is_checked_when_set() -> None:

@@ -234,6 +234,9 @@ class HttpPushSource:
                     return
                 endpoint.serve(self)
 
+            # other methods get the endpoint's 405 (as when mounted), not http.server's 501
+            do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
+
             def log_message(self, format: str, *args: object) -> None:
                 log.debug(format, *args)
 
