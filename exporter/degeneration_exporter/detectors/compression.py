@@ -185,7 +185,7 @@ class _WindowScan:
                 if seen is not None and seen[0] == data:
                     ratio = seen[1]
                 else:
-                    ratio = len(data) / len(zlib.compress(data, ZLIB_LEVEL))
+                    ratio = compression_ratio(data)
                     if ratio > threshold:
                         memo[key] = (data, ratio)
                         if len(memo) > MEMO_WINDOWS:
@@ -218,11 +218,15 @@ def _scan(text: str, bounds: list[tuple[int, int]], threshold: float, stop_at_fi
     return scan
 
 
+def _legacy_bounds(text_length: int, window_size: int) -> list[tuple[int, int]]:
+    """slime's single suffix window, only when the text is strictly longer than one window (§1.1)."""
+    return [(text_length - window_size, text_length)] if text_length > window_size else []
+
+
 def _bounds(text_length: int, params: CompressionParams) -> list[tuple[int, int]]:
     """The windows a mode scans: Relax's window set, or slime's single suffix window."""
     if params.mode == "legacy_tail":
-        window = params.window_size
-        return [(text_length - window, text_length)] if text_length > window else []
+        return _legacy_bounds(text_length, params.window_size)
     return window_bounds(text_length, params.window_size, params.stride)
 
 
@@ -239,8 +243,8 @@ def legacy_tail_scan(text: str, *, window_size: int = DEFAULT_WINDOW_SIZE,
                      threshold: float = DEFAULT_THRESHOLD,
                      ratio_fn: RatioFn | None = None) -> RepetitionReport:
     """slime's original check (§1.1): only the last window, only when the text is strictly longer."""
-    params = CompressionParams(mode="legacy_tail", window_size=window_size, stride=1, threshold=threshold)
-    return _scan(text, _bounds(len(text), params), threshold, False, ratio_fn).report(len(text))
+    check_scan_params(window_size, 1, threshold)
+    return _scan(text, _legacy_bounds(len(text), window_size), threshold, False, ratio_fn).report(len(text))
 
 
 class CompressionParams(BaseModel, frozen=True, extra="forbid"):
