@@ -49,15 +49,24 @@ class LineQueue:
                     raise QueueClosed from None
 
     def put_all(self, lines: Sequence[Line], timeout: float) -> bool:
-        """Put every line or none, waiting up to `timeout` s for room; False when there was none."""
+        """Put every line or none, waiting up to `timeout` s in all; False when there was no room.
+
+        The wait covers both other batches (one batch at a time checks for room, so two cannot
+        both see it and overfill) and room itself: a request answers 503 after its own
+        `enqueue_timeout`, never after the timeouts of the requests ahead of it as well.
+        """
         deadline = time.monotonic() + timeout
-        with self._batch_lock:
+        if not self._batch_lock.acquire(timeout=max(timeout, 0.0)):
+            return False
+        try:
             while self._queue.maxsize - self._queue.qsize() < len(lines):
                 if time.monotonic() >= deadline or self._closed.is_set():
                     return False
                 time.sleep(0.01)
             for line in lines:
                 self._queue.put_nowait(line)
+        finally:
+            self._batch_lock.release()
         self._record_depth()
         return True
 
