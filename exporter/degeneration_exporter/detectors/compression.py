@@ -268,9 +268,13 @@ class CompressionParams(BaseModel, frozen=True, extra="forbid"):
         return self
 
 
+def _stops_early(params: CompressionParams) -> bool:
+    """Relax's early exit; the legacy check has one window, so it has nothing to stop."""
+    return params.stop_at_first_hit and params.mode == "relax"
+
+
 def _scan_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> _WindowScan:
-    stop = params.stop_at_first_hit and params.mode == "relax"
-    return _scan(text, _bounds(len(text), params), params.threshold, stop, ratio_fn)
+    return _scan(text, _bounds(len(text), params), params.threshold, _stops_early(params), ratio_fn)
 
 
 def has_repetition(text: str, params: CompressionParams | None = None) -> bool:
@@ -322,8 +326,7 @@ class Compression:
 
     def __init__(self, params: CompressionParams | None = None, *, ratio_fn: RatioFn | None = None) -> None:
         self._params = params or CompressionParams()
-        stop = self._params.stop_at_first_hit and self._params.mode == "relax"
-        self._windows = _WindowScan(self._params.threshold, stop, ratio_fn)
+        self._windows = _WindowScan(self._params.threshold, _stops_early(self._params), ratio_fn)
         self._buf = ""
         self._buf_start = 0
         self._pending: list[str] = []
@@ -370,11 +373,14 @@ class Compression:
             return _finding(self._windows, self._length, channel)
         return None
 
-    def _consolidate(self) -> None:
-        """Join pending deltas into the buffer and drop what no future window can need."""
+    def _take_pending(self) -> None:
         if self._pending:
             self._buf += "".join(self._pending)
             self._pending.clear()
+
+    def _consolidate(self) -> None:
+        """Join pending deltas into the buffer and drop what no future window can need."""
+        self._take_pending()
         keep_from = max(self._buf_start, self._length - self._params.window_size)
         if keep_from > self._buf_start:
             self._buf = self._buf[keep_from - self._buf_start:]
@@ -384,9 +390,7 @@ class Compression:
         self._windows.run(self._buf, self._buf_start, ((start, end),))
 
     def _scan_full_windows(self) -> None:
-        if self._pending:
-            self._buf += "".join(self._pending)
-            self._pending.clear()
+        self._take_pending()
         window, stride = self._params.window_size, self._params.stride
         while self._next_start + window <= self._length:
             start = self._next_start
