@@ -68,13 +68,16 @@ class StdinSource:
         """Stop after the line being read; the stream itself belongs to the caller."""
         self._closed = True
 
-    def _complete(self, pieces: list[Piece], *, partial: bool = False) -> Iterator[Line]:
+    def _complete(self, pieces: list[Piece], *, partial: bool = False) -> list[Line]:
+        """Number every piece and count the chunk's lines and skips under one lock acquisition."""
+        lines: list[Line] = []
         for data, _end in pieces:
             self._line_no += 1
-            if data is SKIPPED:
-                with self.stats.lock:
-                    self.stats.rejected["too_long"] += 1
-                continue
-            with self.stats.lock:
-                self.stats.lines_read += 1
-            yield Line(data, ORIGIN, self._line_no, None, partial=partial)
+            if data is not SKIPPED:
+                lines.append(Line(data, ORIGIN, self._line_no, None, partial=partial))
+        too_long = len(pieces) - len(lines)
+        with self.stats.lock:
+            self.stats.lines_read += len(lines)
+            if too_long:
+                self.stats.rejected["too_long"] += too_long
+        return lines
