@@ -23,7 +23,7 @@ running to the end never depend on the screen. Memory is bounded by one window.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -196,12 +196,12 @@ def _chained_onset(window: str, candidates: list[TandemCandidate], best: _Hit, o
 
 def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
     c = hit.candidate
-    unit = window[hit.onset:hit.onset + hit.period_chars]
+    unit = snippet(window[hit.onset:hit.onset + hit.period_chars])
     covered = hit.end - hit.onset
     return Finding(
         detector=DETECTOR, kind="repetition", flagged=True, channel=channel, score=round(c.copies, 3),
-        onset=offset + hit.onset, period=hit.period_chars, unit=snippet(unit), covered_chars=covered,
-        evidence=f"{c.copies:.1f} copies of a {c.period_words}-word unit: {snippet(unit)!r}",
+        onset=offset + hit.onset, period=hit.period_chars, unit=unit, covered_chars=covered,
+        evidence=f"{c.copies:.1f} copies of a {c.period_words}-word unit: {unit!r}",
         details={"copies": round(c.copies, 3), "period_units": c.period_units,
                  "period_words": c.period_words, "end": offset + hit.end,
                  "slot_variation": round(c.slot_variation, 3),
@@ -211,12 +211,10 @@ def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
 
 
 def _with_coverage(f: Finding, text_length: int) -> Finding:
+    """The coverage needs the final length, which a finding made mid-stream does not know yet."""
     covered = f.covered_chars or 0
-    details = dict(f.details)
-    details["coverage"] = round(covered / text_length, 4) if text_length else 0.0
-    return Finding(detector=f.detector, kind=f.kind, flagged=f.flagged, channel=f.channel, score=f.score,
-                   onset=f.onset, period=f.period, unit=f.unit, covered_chars=f.covered_chars,
-                   evidence=f.evidence, details=details)
+    coverage = round(covered / text_length, 4) if text_length else 0.0
+    return replace(f, details={**f.details, "coverage": coverage})
 
 
 def _clean(channel: Channel, text_length: int, blocks_analysed: int) -> Finding:
