@@ -97,6 +97,7 @@ class SourceRunner:
         self._format_name = format_name
         self._fixed_parser = LineParser(format_name, custom_fields) if format_name is not None else None
         self._parsers: OrderedDict[str, LineParser] = OrderedDict()
+        self._parsers_lock = threading.Lock()  # the landing page lists formats while lines are parsed
         self._classifier = classifier
         self._sinks = tuple(sinks)
         self._recent = recent
@@ -111,13 +112,13 @@ class SourceRunner:
         """The configured format, or the distinct formats detected so far."""
         if self._format_name is not None:
             return [self._format_name]
-        with self.counts.lock:
+        with self._parsers_lock:
             return sorted({p.format_name for p in self._parsers.values() if p.format_name is not None})
 
     def _parser_for(self, origin: str) -> LineParser:
         if self._fixed_parser is not None:
             return self._fixed_parser
-        with self.counts.lock:
+        with self._parsers_lock:
             parser = self._parsers.get(origin)
             if parser is None:
                 parser = self._parsers[origin] = LineParser(None)
