@@ -39,6 +39,7 @@ _CHAIN_WORDS = 8      # ... and at least 8 words (the rubric's long unit) ...
 _CHAIN_EXACT = 0.8    # ... most of them in whole k-grams (a list changing an item per row does not)
 _OUTER_TRIES = 3      # longer periods tried for a block that repeats whole around a nested loop
 _CHAIN_GAP_UNITS = 4  # units without a match one piece may hold (the default `max_gap_units`)
+_HEAD_ASIDE_UNITS = 12  # the first copy's head may occur one period plus this many units (an aside) earlier
 _EXACT = 0.95
 
 
@@ -263,8 +264,7 @@ def _outer_block(u: _Units, dist: list[int], a: int, b: int, p: int) -> tuple[tu
     return tuple(found)
 
 
-def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
-               lookback: int) -> TandemCandidate:
+def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int) -> TandemCandidate:
     matched = [period[i] for i in range(a, b) if period[i]]
     p = _exact_period(u.ids, a, b, Counter(matched).most_common(1)[0][0])
     mean_p = sum(matched) / len(matched)
@@ -286,7 +286,7 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
     head = first
     for j in range(first, min(first + p, len(dist) - 1)):
         d = dist[j]
-        if 0 < d == dist[j + 1] and p <= d <= p + lookback and j - d < head:
+        if 0 < d == dist[j + 1] and p <= d <= p + _HEAD_ASIDE_UNITS and j - d < head:
             head = j - d
     while head < first and not u.content[head]:
         head += 1
@@ -328,13 +328,12 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int,
 
 
 def scan_tandem_repeats(text: str, *, kgram: int, max_period_units: int, max_gap_units: int,
-                        hold_units: int, min_region_units: int = 1,
-                        lookback_periods: int = 12) -> list[TandemCandidate]:
+                        hold_units: int, min_region_units: int = 1) -> list[TandemCandidate]:
     """Every candidate region of at least `min_region_units` units, in order of position (no verdict yet)."""
     u = _units(text)
     if len(u.ids) < kgram + 1:
         return []
     dist = _repeat_distances(u.ids, kgram, max_period_units)
     period = _local_matches(u.ids, dist, hold_units)
-    return [_candidate(u, dist, period, a, b, lookback_periods)
+    return [_candidate(u, dist, period, a, b)
             for a, b in _regions(period, max_gap_units) if b - a >= min_region_units]
