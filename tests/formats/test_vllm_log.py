@@ -68,6 +68,13 @@ def test_a_generated_line_without_finish_reason_is_a_missing_field() -> None:
     assert caught.value.path == "output"
 
 
+def test_unparsable_token_ids_are_a_missing_field_not_a_crash() -> None:
+    with pytest.raises(MissingField) as caught:
+        parse(f"{HEADER}Generated response r-9: output: 'x', output_token_ids: [1, oops], "
+              "finish_reason: stop")
+    assert caught.value.path == "output_token_ids"
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(), with_ids=st.booleans())
 def test_any_text_survives_the_repr_round_trip(text: str, with_ids: bool) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from ..errors import MissingField
 
@@ -20,6 +20,7 @@ __all__ = [
     "ABSENT",
     "MAX_RUN_CHARS",
     "compile_path",
+    "is_int_list",
     "join",
     "lookup",
     "optional_int",
@@ -114,14 +115,17 @@ def optional_int(obj: Any, path: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def is_int_list(value: object) -> TypeGuard[list[int]]:
+    """A JSON array of integers only (bools rejected): token ids, masks."""
+    # map(type) and set run in C: about twice as fast as all(isinstance(...)) on 8k-token lists;
+    # `type(v) is int` also rejects bools.
+    return isinstance(value, list) and (not value or set(map(type, value)) == {int})
+
+
 def optional_int_list(obj: Any, path: str) -> Sequence[int] | None:
     """The list of integers at `path` (token ids, masks), or None when absent or not all integers."""
     value = lookup(obj, path)
-    if not isinstance(value, list):
-        return None
-    # map(type) and set run in C: about twice as fast as all(isinstance(...)) on 8k-token lists;
-    # `type(v) is int` also rejects bools.
-    return value if not value or set(map(type, value)) == {int} else None
+    return value if is_int_list(value) else None
 
 
 def optional_run(obj: Any, path: str) -> str | None:

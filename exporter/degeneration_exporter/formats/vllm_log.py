@@ -27,6 +27,7 @@ import orjson
 
 from ..errors import MissingField
 from ..record import Delta, Record, parse_finish_reason
+from ._fields import is_int_list
 
 __all__ = ["is_vllm_log", "parse_vllm_log"]
 
@@ -113,8 +114,11 @@ def _unrepr(literal: str) -> str:
 def _token_ids(raw: str | None) -> list[int] | None:
     if raw is None or raw == "None":
         return None
-    ids = orjson.loads(raw)
-    return ids if isinstance(ids, list) and (not ids or set(map(type, ids)) == {int}) else None
+    try:
+        ids = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise MissingField("output_token_ids", "vLLM output_token_ids is not a list of integers") from exc
+    return ids if is_int_list(ids) else None
 
 
 def _split_channels(output: str) -> tuple[str, str]:
