@@ -22,8 +22,9 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -114,8 +115,6 @@ class _PipelineOptions(BaseModel):
 
 class FileTailSourceConfig(FileTailConfig, _PipelineOptions):
     """`sources[] type: file_tail` (the default type): FileTailConfig plus the pipeline options."""
-
-    type: Literal["file_tail"] = Field("file_tail", description="Source type.")
 
 
 def _source_type(value: Any) -> str:
@@ -248,7 +247,7 @@ class Settings(BaseSettings):
 
 
 class _ScalarEnvSource(PydanticBaseSettingsSource):
-    """The env source, with strings bound for int/float/bool fields JSON-decoded.
+    """The env source, with strings bound for int/float/bool fields JSON-decoded, durations as seconds.
 
     Why: env values are strings, and strict numeric params (`window_size: int = Field(strict=True)`)
     refuse `"2500"`; decoding only where the target field is numeric or boolean keeps string fields
@@ -286,9 +285,19 @@ def _decode_scalars(values: dict[str, Any], model: type[BaseModel]) -> dict[str,
                 out[key] = json.loads(value.lower() if bool in options else value)
             except ValueError:
                 out[key] = value  # let validation name the field
+        elif isinstance(value, str) and timedelta in options:
+            out[key] = _seconds_or_text(value)
         else:
             out[key] = value
     return out
+
+
+def _seconds_or_text(value: str) -> float | str:
+    """A duration from env: `5` or `0.5` is seconds, as in YAML (pydantic reads a string only as ISO 8601)."""
+    try:
+        return float(value)
+    except ValueError:
+        return value  # ISO 8601 (`PT5S`), or let validation name the field
 
 
 @contextmanager
