@@ -88,6 +88,21 @@ def test_env_beats_yaml_and_merges_key_by_key(config_file: Path, monkeypatch: py
     assert [s.name for s in settings.sources] == ["vllm-prod", "grpo"]
 
 
+def test_env_durations_take_seconds_or_iso8601(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/configuration.md: durations accept seconds (`5`, `0.5`) or ISO 8601, from env as from YAML."""
+    monkeypatch.setenv("DEGENERATION_SINKS__OTLP__INTERVAL", "1")
+    monkeypatch.setenv("DEGENERATION_SINKS__OTLP__TIMEOUT", "2.5")
+    monkeypatch.setenv("DEGENERATION_SINKS__PROMETHEUS__LIMITS__RUN_TTL", "PT2M")
+    settings = load_settings(None)
+    assert settings.sinks.otlp.interval == timedelta(seconds=1)
+    assert settings.sinks.otlp.timeout == timedelta(seconds=2.5)
+    assert settings.sinks.prometheus.limits.run_ttl == timedelta(minutes=2)
+    monkeypatch.setenv("DEGENERATION_SINKS__OTLP__TIMEOUT", "soon")
+    with pytest.raises(ConfigError) as err:
+        load_settings(None)
+    assert err.value.field == "sinks.otlp.timeout"
+
+
 def test_env_can_set_the_sources_list_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEGENERATION_SOURCES", '[{"name": "k8s", "include": ["/logs/*.jsonl"]}]')
     settings = load_settings(None)
