@@ -13,24 +13,7 @@ _MAX_ROWS = 20
 def render(report: dict[str, Any]) -> str:
     """Per-file counts and fractions, then the first flagged samples with where their loop starts."""
     head = ["file", "samples", *_KINDS, "malformed"]
-    rows = [head]
-    for f in report["files"]:
-        rows.append(
-            [
-                f["path"],
-                str(f["num_samples"]),
-                *(_cell(f["num_flagged"][k], f["num_samples"]) for k in _KINDS),
-                str(f["num_malformed"]),
-            ]
-        )
-    rows.append(
-        [
-            "TOTAL",
-            str(report["num_samples"]),
-            *(_cell(report["num_flagged"][k], report["num_samples"]) for k in _KINDS),
-            str(report["num_malformed"]),
-        ]
-    )
+    rows = [head, *(_count_row(f["path"], f) for f in report["files"]), _count_row("TOTAL", report)]
     lines = align(rows)
     flagged = [(f["path"], s) for f in report["files"] for s in f["samples"] if s["kinds"]]
     if flagged:
@@ -50,6 +33,13 @@ def align(rows: list[list[str]]) -> list[str]:
     """Rows of cells as lines, each column padded to its widest cell, two spaces apart."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def _count_row(label: str, counts: dict[str, Any]) -> list[str]:
+    """One file's counts, or the totals: the report gives both the same keys."""
+    total = counts["num_samples"]
+    return [label, str(total), *(_cell(counts["num_flagged"][k], total) for k in _KINDS),
+            str(counts["num_malformed"])]
 
 
 def _cell(count: int, total: int) -> str:
