@@ -27,7 +27,8 @@ from . import _table
 
 HELP = "Classify every response in JSONL dumps (.jsonl, .jsonl.gz, - for stdin) and report."
 
-_RELAX_FLAGS = {"window_size": "window_size", "stride": "stride", "threshold": "threshold"}
+_RELAX_FLAGS = ("window_size", "stride", "threshold")
+"""Relax's CLI flags, each the `compression` parameter of the same name."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -115,8 +116,8 @@ def _param_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         except orjson.JSONDecodeError:
             value = raw
         overrides.setdefault(detector, {})[param] = value
-    for flag, param in _RELAX_FLAGS.items():
-        value = getattr(args, flag)
+    for param in _RELAX_FLAGS:
+        value = getattr(args, param)
         if value is not None:
             overrides.setdefault("compression", {})[param] = value
     return overrides
