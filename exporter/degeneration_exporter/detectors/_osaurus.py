@@ -51,7 +51,7 @@ class OsaurusStream:
 
     def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
         """One delta; the first firing returns its Finding, every later call returns None (latch)."""
-        return self._push(delta, [(channel, len(delta))])
+        return self._push(delta, channel)
 
     def finish(self) -> Finding:
         """The first firing, or an unflagged Finding."""
@@ -62,15 +62,14 @@ class OsaurusStream:
 
     def scan(self, inp: DetectorInput) -> Finding:
         """Batch form on a fresh instance: the content text as one delta."""
-        self._push(inp.text, [("content", len(inp.text))])
+        self._push(inp.text, "content")
         return self.finish()
 
-    def _push(self, delta: str, segments: list[tuple[Channel, int]]) -> Finding | None:
+    def _push(self, delta: str, channel: Channel) -> Finding | None:
         self._feeds += 1
         if self._fired is not None or not delta:
             return None
-        for channel, length in segments:
-            self._offsets.append(channel, length)
+        self._offsets.append(channel, len(delta))
         if self._runs is not None:
             hit = self._runs.push(delta)
             if hit is not None:
