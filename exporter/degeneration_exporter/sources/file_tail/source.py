@@ -71,14 +71,16 @@ class FileTailSource:
         In a dry run the ledger is still pruned (retired epochs expire) but nothing is written.
         """
         path = self.config.positions_file
-        now = time.time()
-        entries = self._ledger.snapshot(now, self.config.positions_retention.total_seconds())
-        if path is None or self.dry_run:
-            return
-        # A last write after close() re-takes the lock: a `positions` edit that got in first wins.
-        relock = self._lock if self._lock is not None and not self._lock.held else None
-        try:
-            with self._checkpoint_lock:
+        # Snapshot and write as one step: the reader's first checkpoint and the sync thread's must
+        # not interleave, or an older snapshot could be written last and move offsets back.
+        with self._checkpoint_lock:
+            now = time.time()
+            entries = self._ledger.snapshot(now, self.config.positions_retention.total_seconds())
+            if path is None or self.dry_run:
+                return
+            # A last write after close() re-takes the lock: a `positions` edit that got in first wins.
+            relock = self._lock if self._lock is not None and not self._lock.held else None
+            try:
                 if relock is not None:
                     relock.acquire()
                 try:
@@ -86,11 +88,11 @@ class FileTailSource:
                 finally:
                     if relock is not None:
                         relock.release()
-        except SourceError as exc:
-            log.warning("%s", exc, extra={"source": self.name})
-            with self.stats.lock:
-                self.stats.checkpoint_errors += 1
-            return
+            except SourceError as exc:
+                log.warning("%s", exc, extra={"source": self.name})
+                with self.stats.lock:
+                    self.stats.checkpoint_errors += 1
+                return
         with self.stats.lock:
             self.stats.checkpoint_last_success_timestamp = now
 
