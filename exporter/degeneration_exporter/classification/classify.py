@@ -98,21 +98,34 @@ class Classifier:
 
     def classify(self, record: Record) -> Classification:
         """Batch form: every detector over the whole record."""
-        findings: list[Finding] = []
-        content = _content_input(record)
-        reasoning = DetectorInput(record.reasoning)
-        for name in self._repetition:
-            spec = DETECTORS[name]
-            findings.append(spec.detect(content, self._params[name]))
-            if self.config.scan_reasoning and record.reasoning:
-                findings.append(_on_channel(spec.detect(reasoning, self._params[name]), "reasoning"))
-        if self.config.template_leak:
-            findings.append(DETECTORS[LEAK_DETECTOR].detect(content, self._params[LEAK_DETECTOR]))
-        return self._assemble(record, findings)
+        return self._assemble(record, self._findings(record, {}))
 
     def open_stream(self) -> ResponseStream:
         """Streaming form: feed deltas as they arrive, then `finish(record)`."""
         return ResponseStream(self)
+
+    def _findings(
+        self, record: Record, live: Mapping[tuple[str, Channel], IncrementalDetector]
+    ) -> list[Finding]:
+        """Every configured finding: from a `live` incremental detector when the stream has one for
+        that (detector, channel), else the batch form on the record (one code path for both forms)."""
+        findings: list[Finding] = []
+        content = _content_input(record)
+        reasoning = DetectorInput(record.reasoning)
+        for name in self._repetition:
+            spec, params = DETECTORS[name], self._params[name]
+            # Deltas carry text only; a record with token ids is judged on them, as in batch form.
+            on_content = None if record.token_ids is not None else live.get((name, "content"))
+            findings.append(on_content.finish() if on_content else spec.detect(content, params))
+            if self.config.scan_reasoning and record.reasoning:
+                on_reasoning = live.get((name, "reasoning"))
+                found = on_reasoning.finish() if on_reasoning else spec.detect(reasoning, params)
+                findings.append(_on_channel(found, "reasoning"))
+        if self.config.template_leak:
+            on_leak = live.get((LEAK_DETECTOR, "content"))
+            leak, leak_params = DETECTORS[LEAK_DETECTOR], self._params[LEAK_DETECTOR]
+            findings.append(on_leak.finish() if on_leak else leak.detect(content, leak_params))
+        return findings
 
     def _assemble(
         self, record: Record, findings: list[Finding], lengths: tuple[int, int] | None = None
@@ -200,29 +213,7 @@ class ResponseStream:
         the incremental detectors saw every delta, so only batch fallbacks see the prefix.
         """
         classifier = self._classifier
-        findings: list[Finding] = []
-        content = _content_input(record)
-        for name in classifier._repetition:
-            spec = DETECTORS[name]
-            # Deltas carry text only; a record with token ids is judged on them, as in batch form.
-            live = None if record.token_ids is not None else self._live.get((name, "content"))
-            findings.append(live.finish() if live else spec.detect(content, classifier._params[name]))
-            if classifier.config.scan_reasoning and record.reasoning:
-                live_r = self._live.get((name, "reasoning"))
-                found = (
-                    live_r.finish()
-                    if live_r
-                    else spec.detect(DetectorInput(record.reasoning), classifier._params[name])
-                )
-                findings.append(_on_channel(found, "reasoning"))
-        if classifier.config.template_leak:
-            live = self._live.get((LEAK_DETECTOR, "content"))
-            findings.append(
-                live.finish()
-                if live
-                else DETECTORS[LEAK_DETECTOR].detect(content, classifier._params[LEAK_DETECTOR])
-            )
-        return classifier._assemble(record, findings, lengths)
+        return classifier._assemble(record, classifier._findings(record, self._live), lengths)
 
 
 _DEFAULT: Classifier | None = None
