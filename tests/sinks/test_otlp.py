@@ -187,6 +187,21 @@ def test_rollout_gauges_and_self_metrics_are_read_at_export_time(receiver: OtlpR
     sink.close()
 
 
+def test_each_export_reads_the_source_stats_afresh(receiver: OtlpReceiver) -> None:
+    sink = OtlpSink(_config(receiver))
+    stats = SourceStats()
+    sink.register_source_stats("rl", stats)
+    source = {"degeneration.source": "rl"}
+    for export, lines in enumerate((2, 7, 9), start=1):
+        with stats.lock:
+            stats.lines_read, stats.bytes_read = lines, 10 * lines
+        assert sink.flush()
+        receiver.wait_for_export(export)
+        assert _one(receiver, "degeneration.lines_read", **source).value == lines
+        assert _one(receiver, "degeneration.bytes_read", **source).value == 10 * lines
+    sink.close()
+
+
 def test_every_catalog_instrument_reaches_the_receiver(receiver: OtlpReceiver) -> None:
     sink = OtlpSink(_config(receiver), leak_tokens=["<|im_end|>"])
     sink.register_source_stats("rl", SourceStats())

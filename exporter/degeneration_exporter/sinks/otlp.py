@@ -35,7 +35,7 @@ from ..classification.labels import LabelLimits
 from ..classification.result import Classification
 from ..errors import ConfigError
 from ..sources.base import SourceStats
-from .measurements import Measurer
+from .measurements import Measurement, Measurer
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Histogram, Observation
@@ -209,6 +209,9 @@ class OtlpSink:
         # attribute handling cost more than everything else per response (bench/bench_sinks.py).
         self._totals: dict[str, dict[tuple[str, ...], float]] = {}
         self._totals_lock = threading.Lock()
+        self._pulled: dict[str, list[Measurement]] | None = None  # this collection's `pull()`, by name
+        self._pulled_names: set[str] = set()
+        self._pulled_lock = threading.Lock()
         self._attributes: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}  # bounded like labels
         self._histograms: dict[str, Histogram] = {}
         for spec in c.CATALOG:
@@ -249,13 +252,26 @@ class OtlpSink:
         from opentelemetry.metrics import Observation
 
         def observe(_options: CallbackOptions) -> Iterable[Observation]:
-            return [
-                Observation(m.value, attributes_of(name, m.labels))
-                for m in self._measurer.pull()
-                if m.metric.name == name
-            ]
+            return [Observation(m.value, attributes_of(name, m.labels)) for m in self._pull_for(name)]
 
         return observe
+
+    def _pull_for(self, name: str) -> list[Measurement]:
+        """This collection's scrape-time measurements of `name`: one `Measurer.pull()` per collection.
+
+        Why: about twenty instruments read the same pull (rollout gauges, source stats, overflows);
+        pulling once per instrument took every source's lock twenty times per export, and mixed
+        readings from different instants. The SDK calls each callback once per collection, so a
+        name asked for again means a new collection has begun: the pull is then taken afresh.
+        """
+        with self._pulled_lock:
+            if self._pulled is None or name in self._pulled_names:
+                self._pulled = {}
+                for m in self._measurer.pull():
+                    self._pulled.setdefault(m.metric.name, []).append(m)
+                self._pulled_names.clear()
+            self._pulled_names.add(name)
+            return self._pulled.get(name, [])
 
     def _expire_models(self) -> None:
         """Drop the summed counters of model names idle past the TTL (the SDK cannot forget a
