@@ -84,22 +84,22 @@ def _cost_row(dash: Dashboard) -> Dashboard:
     ))
 
 
+def _bucket_rate(metric: str, by: str = "le") -> str:
+    """`sum by (le, ...) (rate(<metric>_bucket[...]))`: what heatmaps and quantiles read."""
+    return f"sum by ({by}) (rate({SCOPE.select(metric, suffix='_bucket')}[{RATE}]))"
+
+
 def _distribution_row(dash: Dashboard) -> Dashboard:
     dash = dash.with_row(Row("Distributions"))
-    buckets = {
-        name: SCOPE.select(name, suffix="_bucket")
-        for name in ("degeneration_response_tokens", "degeneration_loop_onset_ratio",
-                     "degeneration_response_token_budget_ratio", "degeneration_response_repetition_ratio")
-    }
+    tokens_by_model = _bucket_rate("degeneration_response_tokens", "le, model_name")
     dash = dash.with_panel(heatmap_panel(
         "Response length (tokens)", "Output tokens per response, where records state them.", "short",
-        f"sum by (le) (rate({buckets['degeneration_response_tokens']}[{RATE}]))",
+        _bucket_rate("degeneration_response_tokens"),
     ))
     dash = dash.with_panel(timeseries_panel(
         "Response length quantiles", "p50, p90 and p99 of output tokens per response, by model.", "short",
         [
-            query(f"histogram_quantile({q}, sum by (le, model_name) "
-                  f"(rate({buckets['degeneration_response_tokens']}[{RATE}])))",
+            query(f"histogram_quantile({q}, {tokens_by_model})",
                   f"p{round(q * 100)} {{{{model_name}}}}", index)
             for index, q in enumerate((0.5, 0.9, 0.99))
         ],
@@ -108,16 +108,15 @@ def _distribution_row(dash: Dashboard) -> Dashboard:
         "Loop onset position",
         "Where detected loops began, as a fraction of the response (0 = at the start). Late onsets mean "
         "long useful text before the loop.", "percentunit",
-        f"sum by (le) (rate({buckets['degeneration_loop_onset_ratio']}[{RATE}]))",
+        _bucket_rate("degeneration_loop_onset_ratio"),
     ))
     dash = dash.with_panel(heatmap_panel(
         "Token budget used", "Output tokens over max_tokens per response (1 = at the ceiling).",
-        "percentunit",
-        f"sum by (le) (rate({buckets['degeneration_response_token_budget_ratio']}[{RATE}]))",
+        "percentunit", _bucket_rate("degeneration_response_token_budget_ratio"),
     ))
     return dash.with_panel(heatmap_panel(
         "Repetition score", "Repetition score of each response, 0 (none) to 1 (all loop).", "percentunit",
-        f"sum by (le) (rate({buckets['degeneration_response_repetition_ratio']}[{RATE}]))",
+        _bucket_rate("degeneration_response_repetition_ratio"),
     ))
 
 
