@@ -25,11 +25,11 @@ from ..sources.base import SourceStats
 from .rollout_steps import RolloutSteps
 
 __all__ = [
+    "BUILD_INFO",
     "DEFAULT_RUN",
     "LEAK_TOKEN_OTHER",
     "Measurement",
     "Measurer",
-    "build_info",
     "measure_source_stats",
 ]
 
@@ -54,6 +54,9 @@ RESPONSE_CHARS = _spec("response_chars")
 REPETITION_RATIO = _spec("response_repetition_ratio")
 ONSET_RATIO = _spec("loop_onset_ratio")
 BUDGET_RATIO = _spec("response_token_budget_ratio")
+LINES_REJECTED = _spec("lines_rejected_total")
+LABEL_OVERFLOW = _spec("label_overflow_total")
+OTLP_FAILURES = _spec("otlp_export_failures_total")
 _ROLLOUT = {name: _spec(name) for name in (
     "rollout_repetition_frac", "rollout_truncated_frac", "rollout_template_leak_frac",
     "rollout_responses", "rollout_step")}
@@ -188,19 +191,17 @@ class Measurer:
             out.extend(measure_source_stats(name, stats))
         out.extend(self.overflows())
         if self._otlp_failures is not None:
-            out.append(Measurement(_spec("otlp_export_failures_total"), (), float(self._otlp_failures())))
-        out.append(build_info())
+            out.append(Measurement(OTLP_FAILURES, (), float(self._otlp_failures())))
+        out.append(BUILD_INFO)
         return out
 
     def overflows(self) -> list[Measurement]:
         """`label_overflow_total{source, label}` from every bounded label."""
-        spec = c.METRICS["degeneration_label_overflow_total"]
         return [
-            Measurement(spec, (source, bounded.name), float(count))
+            Measurement(LABEL_OVERFLOW, (source, bounded.name), float(count))
             for bounded in (self.model_names, self.runs, self.detectors, self.tokens)
             for source, count in bounded.overflow_counts().items()
         ]
-
 
 
 def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
@@ -223,14 +224,12 @@ def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
         }
     out = [Measurement(_spec(metric), (name,), float(value)) for metric, value in plain.items()]
     reasons = dict.fromkeys(_REJECT_REASONS, 0) | rejected
-    spec = _spec("lines_rejected_total")
     out.extend(
-        Measurement(spec, (name, sanitize_label_value(reason)), float(count))
+        Measurement(LINES_REJECTED, (name, sanitize_label_value(reason)), float(count))
         for reason, count in reasons.items()
     )
     return out
 
 
-def build_info() -> Measurement:
-    """`degeneration_build_info{version, python_version} 1`."""
-    return Measurement(_spec("build_info"), (__version__, platform.python_version()), 1.0)
+BUILD_INFO = Measurement(_spec("build_info"), (__version__, platform.python_version()), 1.0)
+"""`degeneration_build_info{version, python_version} 1`: fixed for the life of the process."""
