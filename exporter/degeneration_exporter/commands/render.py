@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", choices=["dashboards", "rules", "all"],
                         help="dashboards (one JSON per board), rules (one file) or all (both, into a folder)")
     parser.add_argument("--out", metavar="PATH",
-                        help="folder for dashboards/all (required); file for rules (default: standard output)")
+                        help="folder for dashboards/all (required); file for rules (default: stdout)")
     parser.add_argument("--format", choices=sorted(RULE_FILES), default="prometheus",
                         help="rules only: a plain rules file (prometheus) or a PrometheusRule manifest")
     parser.add_argument("--thresholds", type=Path, metavar="FILE",
