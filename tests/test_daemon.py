@@ -4,6 +4,7 @@ never kill it; plus the per-line runner's catch-all (a failing sink costs one li
 from __future__ import annotations
 
 import signal
+import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -15,8 +16,12 @@ import orjson
 import pytest
 from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.classification.result import Classification
+from degeneration_exporter.config import load_settings
+from degeneration_exporter.daemon import Daemon
+from degeneration_exporter.errors import ConfigError
 from degeneration_exporter.pipeline import SourceRunner
 from degeneration_exporter.sources.base import Line, Position, SourceStats
+from degeneration_exporter.sources.file_tail.positions import PositionsLock
 
 from tests.daemon_harness import DaemonProcess, free_port, total, wait_for
 from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line
@@ -271,3 +276,17 @@ def test_custom_format_fields_reach_the_parser() -> None:
         ("m1", "length", ["repetition", "ceiling", "ceiling_while_repeating"])
     ]
     assert source.committed == [Position("k", 1)]
+
+
+def test_a_refused_start_leaves_no_positions_lock_held(tmp_path: Path) -> None:
+    positions = tmp_path / "positions.json"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        source = {"name": "gen", "include": [f"{tmp_path}/*.jsonl"], "positions_file": str(positions)}
+        listen = f"127.0.0.1:{busy.getsockname()[1]}"
+        settings = load_settings(None, {"sources": [source], "sinks": {"prometheus": {"listen": listen}}})
+        with pytest.raises(ConfigError, match="cannot listen"):
+            Daemon(settings)
+    with PositionsLock(positions):  # a second start (or `positions reset`) is not refused
+        pass

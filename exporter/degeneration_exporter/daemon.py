@@ -105,18 +105,27 @@ class Daemon:
         }
         if self.prometheus is not None:
             routes[("GET", "/metrics")] = self._metrics
-        for config in settings.sources:
-            source, patterns = self._build_source(config, routes)
-            for sink in self._sinks:
-                sink.register_source_stats(source.name, source.stats)
-            format_name = None if config.format == AUTO_FORMAT else config.format
-            recent = self._recent if settings.web.recent_flagged else None
-            runner = SourceRunner(source, format_name, classifier, tuple(self._sinks),
-                                  custom_fields=config.fields, recent=recent,
-                                  keep_evidence=settings.web.landing_show_text,
-                                  max_stream_chars=config.max_stream_chars)
-            self._wired.append(_Wired(runner, config.type, patterns))
-        self._web, self.tls = self._build_web(routes)
+        built: list[Source] = []
+        try:
+            for config in settings.sources:
+                source, patterns = self._build_source(config, routes)
+                built.append(source)
+                for sink in self._sinks:
+                    sink.register_source_stats(source.name, source.stats)
+                format_name = None if config.format == AUTO_FORMAT else config.format
+                recent = self._recent if settings.web.recent_flagged else None
+                runner = SourceRunner(source, format_name, classifier, tuple(self._sinks),
+                                      custom_fields=config.fields, recent=recent,
+                                      keep_evidence=settings.web.landing_show_text,
+                                      max_stream_chars=config.max_stream_chars)
+                self._wired.append(_Wired(runner, config.type, patterns))
+            self._web, self.tls = self._build_web(routes)
+        except BaseException:
+            # A refused start (busy port, a later source's error) must not keep the positions
+            # locks of the file tails already built: a never-started source closes without writing.
+            for source in built:
+                source.close()
+            raise
 
     def _build_source(
         self, config: Any, routes: dict[tuple[str, str], Route]
