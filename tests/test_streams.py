@@ -213,6 +213,22 @@ def test_text_cap_keeps_the_verdict_lengths_and_loop_span_of_the_uncapped_stream
     assert capped == whole  # same flags, findings, lengths, onset, chars after onset, token estimate
 
 
+def test_text_cap_keeps_a_reasoning_loop_that_arrives_after_the_cap_is_full(classifier: Classifier) -> None:
+    prose = "The committee met on Tuesday to review the budget, and agreed to postpone the vote. "
+    loop = "Wait, let me check that again. " * 40
+    results: dict[int, Classification] = {}
+    for cap in (10**9, len(prose)):
+        assembler = StreamAssembler(classifier, clock=ManualClock(), max_stream_chars=cap)
+        assembler.feed(Delta("r", content=prose))
+        for i in range(0, len(loop), 16):
+            assembler.feed(Delta("r", reasoning=loop[i : i + 16]))
+        (results[cap],) = assembler.feed(Delta("r", finish_reason=FinishReason.STOP))
+    whole = results[10**9]
+    assert whole.flags == {FlagKind.REPETITION} and whole.loop is not None
+    assert whole.loop.channel == "reasoning"
+    assert results[len(prose)] == whole  # the reasoning kept nothing, the detectors saw all of it
+
+
 def test_text_cap_bounds_what_an_open_stream_holds(classifier: Classifier) -> None:
     assembler = StreamAssembler(classifier, clock=ManualClock(), max_stream_chars=1000)
     for delta in _long_loop_deltas("chatcmpl-open")[:-1]:  # never finishes

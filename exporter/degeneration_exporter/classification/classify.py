@@ -98,17 +98,19 @@ class Classifier:
 
     def classify(self, record: Record) -> Classification:
         """Batch form: every detector over the whole record."""
-        return self._assemble(record, self._findings(record, {}))
+        return self._assemble(record, self._findings(record, {}, has_reasoning=bool(record.reasoning)))
 
     def open_stream(self) -> ResponseStream:
         """Streaming form: feed deltas as they arrive, then `finish(record)`."""
         return ResponseStream(self)
 
     def _findings(
-        self, record: Record, live: Mapping[tuple[str, Channel], IncrementalDetector]
+        self, record: Record, live: Mapping[tuple[str, Channel], IncrementalDetector], *, has_reasoning: bool
     ) -> list[Finding]:
         """Every configured finding: from a `live` incremental detector when the stream has one for
-        that (detector, channel), else the batch form on the record (one code path for both forms)."""
+        that (detector, channel), else the batch form on the record (one code path for both forms).
+
+        `has_reasoning`: the response had reasoning text, even when a capped stream kept none of it."""
         findings: list[Finding] = []
         content = _content_input(record)
         reasoning = DetectorInput(record.reasoning)
@@ -117,7 +119,7 @@ class Classifier:
             # Deltas carry text only; a record with token ids is judged on them, as in batch form.
             on_content = None if record.token_ids is not None else live.get((name, "content"))
             findings.append(on_content.finish() if on_content else spec.detect(content, params))
-            if self.config.scan_reasoning and record.reasoning:
+            if self.config.scan_reasoning and has_reasoning:
                 on_reasoning = live.get((name, "reasoning"))
                 found = on_reasoning.finish() if on_reasoning else spec.detect(reasoning, params)
                 findings.append(_on_channel(found, "reasoning"))
@@ -213,7 +215,9 @@ class ResponseStream:
         the incremental detectors saw every delta, so only batch fallbacks see the prefix.
         """
         classifier = self._classifier
-        return classifier._assemble(record, classifier._findings(record, self._live), lengths)
+        has_reasoning = bool(lengths[1] if lengths is not None else record.reasoning)
+        findings = classifier._findings(record, self._live, has_reasoning=has_reasoning)
+        return classifier._assemble(record, findings, lengths)
 
 
 _DEFAULT: Classifier | None = None
