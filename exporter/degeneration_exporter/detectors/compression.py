@@ -105,6 +105,9 @@ class CompressionParams(BaseModel, frozen=True, extra="forbid"):
         return self
 
 
+_DEFAULT_PARAMS = CompressionParams()
+
+
 def _stops_early(params: CompressionParams) -> bool:
     """Relax's early exit; the legacy check has one window, so it has nothing to stop."""
     return params.stop_at_first_hit and params.mode == "relax"
@@ -115,11 +118,9 @@ def _scan_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = N
 
 
 def has_repetition(text: str, params: CompressionParams | None = None) -> bool:
-    """Relax's boolean API: the scan with early exit (§1.2 step 7)."""
-    params = params or CompressionParams()
-    if params.mode == "relax":
-        params = params.model_copy(update={"stop_at_first_hit": True})
-    return bool(_scan_for(text, params).hits)
+    """Relax's boolean API: the scan with early exit (§1.2 step 7), whatever `stop_at_first_hit` says."""
+    params = params or _DEFAULT_PARAMS
+    return bool(scan_windows(text, _bounds(len(text), params), params.threshold, True, None).hits)
 
 
 def repetition_frac(texts: Iterable[str], params: CompressionParams | None = None) -> float:
@@ -162,7 +163,7 @@ class Compression:
     """
 
     def __init__(self, params: CompressionParams | None = None, *, ratio_fn: RatioFn | None = None) -> None:
-        self._params = params or CompressionParams()
+        self._params = params or _DEFAULT_PARAMS
         self._windows = WindowScan(self._params.threshold, _stops_early(self._params), ratio_fn)
         self._buf = ""
         self._buf_start = 0
