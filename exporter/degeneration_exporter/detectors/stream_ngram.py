@@ -103,11 +103,14 @@ def detect_stream_ngram(inp: DetectorInput, params: StreamNgramParams) -> Findin
     return StreamNgram(params).scan(inp)
 
 
+_GAUNTLET = StreamNgramParams(profile="gauntlet", char_runs=True)
+"""The CLI gauntlet's combined detector (runs, then n-grams), validated once."""
+
+
 def canary_verdict(content: str, reasoning: str = "",
                    min_transcript_chars: int = CANARY_MIN_TRANSCRIPT_CHARS) -> CanaryVerdict:
     """The gauntlet's degeneration-canary verdict (§4.3): a hit fails at any length, short is untested."""
     transcript = f"{reasoning}\n{content}" if reasoning else content
-    gauntlet = StreamNgramParams(profile="gauntlet", char_runs=True)
-    if detect_stream_ngram(DetectorInput(text=transcript), gauntlet).flagged:
+    if detect_stream_ngram(DetectorInput(text=transcript), _GAUNTLET).flagged:
         return "fail"
     return "untested" if len(transcript) < min_transcript_chars else "pass"
