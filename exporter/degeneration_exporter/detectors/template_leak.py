@@ -139,7 +139,12 @@ class TokenScanner:
 def _scanner_for(params: TemplateLeakParams) -> TokenScanner:
     """One scanner per configuration: resolving the token list and compiling the alternation cost
     about ten times the scan of a typical reply, so they are not redone per record or stream."""
-    return TokenScanner(params.tokens())
+    return _scanner_of(params.tokens())
+
+
+@lru_cache(maxsize=32)
+def _scanner_of(tokens: tuple[str, ...]) -> TokenScanner:
+    return TokenScanner(tokens)
 
 
 def _leak_finding(scan: LeakScan, details_token: str | None) -> Finding:
@@ -226,7 +231,7 @@ def gauntlet_leak_verdict(
     """osaurus' gauntlet leak probe, per chat (§4.4): content before reasoning, first listed token fails."""
     if not content and not reasoning:
         return "untested", None, None
-    scanner = TokenScanner(tokens)
+    scanner = _scanner_of(tokens)
     for channel, text in (("content", content), ("reasoning", reasoning)):
         token = scanner.first_present(text)
         if token is not None:
