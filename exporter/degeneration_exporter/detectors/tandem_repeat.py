@@ -237,7 +237,9 @@ class TandemRepeat:
         self._pending: list[str] = []
         self._pending_len = 0
         self._done = 0          # absolute offset where the next full block starts
-        self._zlib = zlib.compressobj(1)
+        # The screen's zlib stream (~256 KiB of state) starts with the first full block: most replies
+        # never fill one, and a daemon holds up to 1024 open streams with two of these each.
+        self._zlib: zlib._Compress | None = None
         self._hit: Finding | None = None
         self._final: Finding | None = None
         self._analysed = 0
@@ -292,6 +294,8 @@ class TandemRepeat:
         params = self._params
         lo, hi = self._done, self._done + params.block_chars
         data = self._buf[lo - self._base:hi - self._base].encode("utf-8", _ENCODE_ERRORS)
+        if self._zlib is None:
+            self._zlib = zlib.compressobj(1)
         out = len(self._zlib.compress(data)) + len(self._zlib.flush(zlib.Z_SYNC_FLUSH))
         self._done = hi
         if out >= params.screen_ratio * len(data):
