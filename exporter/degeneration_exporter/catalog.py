@@ -199,8 +199,8 @@ CATALOG: tuple[MetricSpec, ...] = (
     _self("checkpoint_errors_total", "counter", "Failed attempts to save a source's positions.", "{error}",
           "degeneration.checkpoint.errors", example=0),
     _self("source_read_errors_total", "counter",
-          "Failed reads of a source (permission denied, file gone before it was opened); retried at the "
-          "next poll.", "{error}",
+          "Failed opens and reads of a source's files (permission denied, file gone before it was opened); "
+          "retried at the next poll or glob pass.", "{error}",
           "degeneration.source.read_errors", example=0),
     _self("queue_depth", "gauge", "Lines read by a source and waiting to be classified (backpressure).",
           "{line}", "degeneration.queue.depth", example=0),
