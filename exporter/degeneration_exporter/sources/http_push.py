@@ -104,11 +104,12 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
+_STATUS_HEADERS: dict[int, dict[str, str]] = {401: {"WWW-Authenticate": "Bearer"}, 503: {"Retry-After": "1"}}
+
+
 def _reply(status: int, message: str, **extra: object) -> Reply:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
-    if status == 503:
-        headers = {"Retry-After": "1"}
-    return Reply(status, orjson.dumps({"status": status, "message": message, **extra}), headers)
+    body = orjson.dumps({"status": status, "message": message, **extra})
+    return Reply(status, body, _STATUS_HEADERS.get(status, {}))
 
 
 class IngestEndpoint:
@@ -135,15 +136,13 @@ class IngestEndpoint:
         if length is None or not length.isdigit():
             return _reply(411, "Content-Length is required")
         if int(length) > self.config.max_body_bytes:
-            self._count_rejected("too_long")
-            return _reply(413, f"body exceeds max_body_bytes={self.config.max_body_bytes}")
+            return self._too_large()
         return None
 
     def handle(self, headers: Mapping[str, str], body: bytes) -> Reply:
         """Validate every line (a JSON object each, checked with orjson), then enqueue all or none."""
         if len(body) > self.config.max_body_bytes:
-            self._count_rejected("too_long")
-            return _reply(413, f"body exceeds max_body_bytes={self.config.max_body_bytes}")
+            return self._too_large()
         splitter = LineSplitter(self.config.max_body_bytes)
         pieces = splitter.feed(body)
         last = splitter.take_partial()
@@ -188,6 +187,10 @@ class IngestEndpoint:
             handler.send_header(key, value)
         handler.end_headers()
         handler.wfile.write(reply.body)
+
+    def _too_large(self) -> Reply:
+        self._count_rejected("too_long")
+        return _reply(413, f"body exceeds max_body_bytes={self.config.max_body_bytes}")
 
     def _count_rejected(self, reason: str) -> None:
         with self._stats.lock:
