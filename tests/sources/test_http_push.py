@@ -82,7 +82,8 @@ def test_bearer_token_is_checked_when_set() -> None:
     pushed = HttpPushSource(HttpPushConfig(listen_port=0, bearer_token=SecretStr("s3cret")))
     pushed.start()
     try:
-        assert httpx.post(url(pushed), content=b"{}\n").status_code == 401
+        missing = httpx.post(url(pushed), content=b"{}\n")
+        assert missing.status_code == 401 and missing.headers["WWW-Authenticate"] == "Bearer"
         wrong = {"Authorization": "Bearer nope"}
         assert httpx.post(url(pushed), content=b"{}\n", headers=wrong).status_code == 401
         right = {"Authorization": "Bearer s3cret"}
