@@ -51,9 +51,13 @@ def _value(registry: CollectorRegistry, name: str, **labels: str) -> float | Non
     return registry.get_sample_value(name, labels)
 
 
-def test_is_a_sink(registry: CollectorRegistry) -> None:
+def test_is_a_sink_whose_registry_stays_readable_after_close(registry: CollectorRegistry) -> None:
     sink: Sink = _sink(registry)
+    sink.emit("vllm", clean())
     sink.close()
+    sink.close()  # idempotent
+    labels = {"source": "vllm", "model_name": "qwen3-8b", "finish_reason": "stop"}
+    assert _value(registry, "degeneration_responses_total", **labels) == 1
 
 
 def test_counts_by_finish_reason_and_initialises_every_combination(registry: CollectorRegistry) -> None:
