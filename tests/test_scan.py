@@ -225,3 +225,22 @@ def test_scan_files_of_different_formats_and_streamed_chunks(tmp_path: Path) -> 
     by_reason = {s["finish_reason"]: s for s in second["samples"]}
     assert by_reason["length"]["kinds"] == ["repetition", "ceiling", "ceiling_while_repeating"]
     assert by_reason["abort"]["kinds"] == []  # req-2 never finished
+
+
+def test_scan_skips_a_line_over_max_line_bytes_and_reports_it(tmp_path: Path) -> None:
+    dump = tmp_path / "d.jsonl"
+    with dump.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"response": CLEAN}) + "\n")
+        fh.write(json.dumps({"response": "x" * 5000}) + "\r\n")
+        fh.write(json.dumps({"response": LOOP}))  # final line without a newline still counts
+    out = tmp_path / "r.json"
+    proc = run_scan(str(dump), "-o", str(out), "--max-line-bytes", "4096")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["num_samples"] == 2
+    assert report["num_repetitive_samples"] == 1
+    assert report["files"][0]["malformed"] == [
+        {"line": 2, "reason": "too_long", "message": "line exceeds max_line_bytes=4096"}
+    ]
+    assert f"{dump}:2: too_long" in proc.stderr
+    assert run_scan(str(dump), "--max-line-bytes", "0").returncode == 2

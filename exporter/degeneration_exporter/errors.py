@@ -10,7 +10,7 @@ DegenerationError                  base class, never raised itself
 │   ├── EncodingError              the line is not valid UTF-8
 │   ├── PartialLine                an unterminated final fragment that did not parse
 │   └── UnknownFormat(candidates)  format detection found no format, or several, for this record
-├── SourceError(OSError)           a source cannot read; retried with backoff and counted
+├── SourceError(OSError)           a source cannot read; retried at the next poll and counted
 │   └── PositionsInUse(pid)        another process holds the positions file's lock
 └── SinkError                      an export failed; retried by the sink, counted, never fatal
 ```
@@ -84,8 +84,9 @@ class LineTooLong(RecordError):
 
     reason: RejectReason = "too_long"
 
-    def __init__(self, size_bytes: int, limit_bytes: int) -> None:
-        super().__init__(f"line of {size_bytes} bytes exceeds max_line_bytes={limit_bytes}")
+    def __init__(self, size_bytes: int | None, limit_bytes: int) -> None:
+        size = f"line of {size_bytes} bytes" if size_bytes is not None else "line"
+        super().__init__(f"{size} exceeds max_line_bytes={limit_bytes}")
         self.size_bytes = size_bytes
         self.limit_bytes = limit_bytes
 
@@ -116,7 +117,7 @@ class UnknownFormat(RecordError):
 
 
 class SourceError(DegenerationError, OSError):
-    """A source could not read (permissions, vanished directory). Retried with backoff and counted."""
+    """A source could not read (permissions, vanished directory). Retried at the next poll and counted."""
 
 
 class PositionsInUse(SourceError):

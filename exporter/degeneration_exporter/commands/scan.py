@@ -18,11 +18,12 @@ import orjson
 from ..classification.classify import Classifier, ClassifierConfig
 from ..classification.streams import StreamAssembler
 from ..detectors import DETECTORS
-from ..errors import ConfigError, RecordError
+from ..errors import ConfigError, LineTooLong, RecordError
 from ..formats.lines import LineParser
 from ..record import Delta
 from ..sinks.json_report import FileReport, JsonReport
-from ..sources.dump_file import iter_file_lines
+from ..sources.dump_file import SkippedLine, iter_file_lines
+from ..sources.file_tail.reader import DEFAULT_MAX_LINE_BYTES
 from . import _table
 
 HELP = "Classify every response in JSONL dumps (.jsonl, .jsonl.gz, - for stdin) and report."
@@ -92,6 +93,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-template-leak", action="store_true", help="Do not scan for template-token leaks."
     )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        help="Longer lines are skipped in bounded memory and reported as too_long (default 16 MiB).",
+    )
 
 
 def _names(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -141,6 +148,8 @@ def build_classifier(args: argparse.Namespace) -> Classifier:
 
 
 def _check_paths(args: argparse.Namespace) -> None:
+    if args.max_line_bytes <= 0:
+        raise ConfigError("--max-line-bytes must be positive", field="--max-line-bytes")
     for name in args.files:
         if name != "-" and not Path(name).is_file():
             raise ConfigError(f"input {name!r} does not exist or is not a file", field="FILE")
@@ -153,12 +162,20 @@ def _check_paths(args: argparse.Namespace) -> None:
                 )
 
 
-def scan_file(path: str, parser: LineParser, classifier: Classifier, report: JsonReport) -> FileReport:
+def scan_file(
+    path: str,
+    parser: LineParser,
+    classifier: Classifier,
+    report: JsonReport,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> FileReport:
     """Classify every line of one dump into `report`; bad lines are recorded as path:line and skipped."""
     file_report = report.open_file(path)
     streams = StreamAssembler(classifier)  # streamed chunk logs: reassembled per request id
-    for line in iter_file_lines(path):
+    for line in iter_file_lines(path, max_line_bytes):
         try:
+            if isinstance(line, SkippedLine):  # streamed past in bounded memory: its size is not kept
+                raise LineTooLong(None, max_line_bytes)
             items = parser.parse_items(line.data)
         except RecordError as exc:
             file_report.malformed.append({"line": line.line_no, "reason": exc.reason, "message": str(exc)})
@@ -187,7 +204,7 @@ def main(args: argparse.Namespace) -> int:
     config.update({"offset_unit": "characters", "interval_convention": "half-open [start, end)"})
     report = JsonReport(config=config, only_hits=args.only_hits)
     for path in args.files:  # each file may be in its own format: one parser (and detection) per file
-        scan_file(path, LineParser(args.format_in), classifier, report)
+        scan_file(path, LineParser(args.format_in), classifier, report, args.max_line_bytes)
     fmt = args.format or ("json" if args.output else "table")
     if fmt == "json":
         text = orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -15,7 +15,7 @@ from typing import BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import Line, Position, SourceStats
-from .file_tail.reader import SKIPPED, LineSplitter, Piece
+from .file_tail.reader import DEFAULT_MAX_LINE_BYTES, SKIPPED, LineSplitter, Piece
 
 __all__ = ["StdinConfig", "StdinSource"]
 
@@ -30,7 +30,9 @@ class StdinConfig(BaseModel):
     type: Literal["stdin"] = Field("stdin", description="Source kind (the `sources:` discriminator).")
     name: str = Field("stdin", min_length=1, description="Source name; becomes the `source` label value.")
     max_line_bytes: int = Field(
-        16 * 1024 * 1024, gt=0, description="Longer lines are skipped to the next newline, counted too_long."
+        DEFAULT_MAX_LINE_BYTES,
+        gt=0,
+        description="Longer lines are skipped to the next newline, counted too_long.",
     )
     read_chunk_bytes: int = Field(64 * 1024, gt=0, description="Most bytes taken from the pipe per read.")
 

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .reader import DEFAULT_MAX_LINE_BYTES
+
 __all__ = ["DEFAULT_IGNORE_NAMES", "FileTailConfig", "ReadOrder", "StartAt"]
 
 StartAt = Literal["beginning", "end"]
@@ -73,11 +75,11 @@ class FileTailConfig(BaseModel):
         4096, gt=0, description="Bytes at the head of a file hashed to detect inode reuse and truncation."
     )
     max_line_bytes: int = Field(
-        16 * 1024 * 1024, gt=0, description="Longer lines are skipped to the next newline, counted too_long."
+        DEFAULT_MAX_LINE_BYTES,
+        gt=0,
+        description="Longer lines are skipped to the next newline, counted too_long.",
     )
-    read_chunk_bytes: int = Field(
-        1024 * 1024, gt=0, description="Bytes read from one file per system call."
-    )
+    read_chunk_bytes: int = Field(1024 * 1024, gt=0, description="Bytes read from one file per system call.")
     positions_file: Path | None = Field(
         None,
         description="JSON file of committed offsets; null: the daemon uses "

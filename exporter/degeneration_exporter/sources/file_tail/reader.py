@@ -15,6 +15,7 @@ import os
 import zlib
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "GZIP_ERRORS",
     "SKIPPED",
     "LineSplitter",
@@ -23,6 +24,9 @@ __all__ = [
     "is_line_end",
     "open_gzip_at",
 ]
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Default line limit of every line source: far above a 32k-token reply with logprobs (ecosystem.md §0)."""
 
 GZIP_ERRORS = (OSError, EOFError, zlib.error)
 """What a damaged or cut-off `.gz` raises while being read (gzip.BadGzipFile is an OSError)."""
