@@ -173,7 +173,8 @@ CATALOG: tuple[MetricSpec, ...] = (
              "Responses in the last completed step of a run (volume guard for per-step alerts).",
              "{response}", "degeneration.rollout.responses", 512),
     _rollout("rollout_step",
-             "Last completed step of a run (complete once a later step appears, or on flush).",
+             "Last completed step of a run (complete once a later step appears, the run is idle for "
+             "step_idle_timeout, or on flush).",
              "{step}", "degeneration.rollout.step", 41),
     # The daemon's own health, read from SourceStats at scrape time.
     _self("lines_read_total", "counter", "Lines read by a source.", "{line}", "degeneration.lines_read",

@@ -269,3 +269,39 @@ def test_idle_model_names_are_dropped_from_the_pushed_counters(receiver: OtlpRec
                                           "degeneration.finish_reason": "stop"})
     assert stop.value == 1
     sink.close()
+
+
+def _exports(receiver: OtlpReceiver) -> int:
+    with receiver.lock:
+        return len(receiver.requests)
+
+
+def _next_collection(receiver: OtlpReceiver) -> None:
+    """Wait for an export whose collection began after this call (the one in flight may predate it)."""
+    receiver.wait_for_export(count=_exports(receiver) + 2)
+
+
+def test_a_quiet_runs_step_is_exported_after_the_idle_timeout_and_republished_when_reopened(
+    receiver: OtlpReceiver,
+) -> None:
+    clock = [1000.0]
+    config = _config(receiver, interval=timedelta(milliseconds=100), step_idle_timeout=timedelta(minutes=2))
+    sink = OtlpSink(config, clock=lambda: clock[0])
+    run = {"degeneration.source": "rl", "degeneration.run": "grpo"}
+    try:
+        sink.emit("rl", looping(run="grpo", step=12))
+        sink.emit("rl", clean(run="grpo", step=12))
+        _next_collection(receiver)
+        assert _points(receiver, "degeneration.rollout.step") == []  # still open: nothing exported
+        clock[0] += 120  # the run went quiet; periodic exports complete the step, no flush
+        _next_collection(receiver)
+        assert _one(receiver, "degeneration.rollout.step", **run).value == 12
+        assert _one(receiver, "degeneration.rollout.repetition_frac", **run).value == 0.5
+        assert _one(receiver, "degeneration.rollout.responses", **run).value == 2
+        sink.emit("rl", clean(run="grpo", step=12))  # a late record reopens step 12
+        clock[0] += 120
+        _next_collection(receiver)
+        assert _one(receiver, "degeneration.rollout.responses", **run).value == 3
+        assert _one(receiver, "degeneration.rollout.repetition_frac", **run).value == pytest.approx(1 / 3)
+    finally:
+        sink.close()

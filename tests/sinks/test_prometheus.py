@@ -162,6 +162,97 @@ def test_rollout_step_completes_when_a_higher_step_appears(registry: CollectorRe
     assert _value(registry, "degeneration_rollout_step", **labels) == 3
 
 
+def _idle_sink(registry: CollectorRegistry, clock: FakeClock, **config: object) -> PrometheusSink:
+    fields: dict[str, object] = {"step_idle_timeout": timedelta(minutes=2), **config}
+    return _sink(registry, config=PrometheusSinkConfig.model_validate(fields), clock=clock)
+
+
+def test_a_quiet_runs_open_step_is_published_after_the_idle_timeout(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    sink = _idle_sink(registry, clock)
+    sink.emit("rl", looping(run="last", step=41))
+    sink.emit("rl", clean(run="last", step=41))
+    clock.now += 60
+    sink.emit("rl", clean(run="busy", step=9))
+    clock.now += 59.5  # 119.5 s after run "last" went quiet: still open
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="last") is None
+    clock.now += 0.5  # exactly the timeout: complete at this scrape, no emit needed
+    last = {"source": "rl", "run": "last"}
+    assert _value(registry, "degeneration_rollout_step", **last) == 41
+    assert _value(registry, "degeneration_rollout_responses", **last) == 2
+    assert _value(registry, "degeneration_rollout_repetition_frac", **last) == 0.5
+    assert _value(registry, "degeneration_rollout_truncated_frac", **last) == 0.5
+    assert _value(registry, "degeneration_rollout_template_leak_frac", **last) == 0.5
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="busy") is None  # 60 s quiet only
+    clock.now += 60
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="busy") == 9
+
+
+def test_a_late_record_reopens_the_idle_step_and_republishes_its_totals(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    sink = _idle_sink(registry, clock)
+    labels = {"source": "rl", "run": "grpo"}
+    for _ in range(3):
+        sink.emit("rl", clean(run="grpo", step=5))
+    sink.emit("rl", looping(run="grpo", step=5))
+    clock.now += 121
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 4
+    sink.emit("rl", looping(run="grpo", step=5))  # late: reopens step 5
+    sink.emit("rl", looping(run="grpo", step=4))  # older than the latest step: ignored
+    # Until step 5 completes again the gauges keep the totals published first.
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 4
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) == 0.25
+    clock.now += 121
+    assert _value(registry, "degeneration_rollout_step", **labels) == 5
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 5  # 4 + 1, not 4 + 5
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) == 0.4
+    sink.emit("rl", clean(run="grpo", step=6))  # completing step 5 again by a higher step: same totals
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 5
+    sink.flush()
+    assert _value(registry, "degeneration_rollout_step", **labels) == 6
+    sink.emit("rl", looping(run="grpo", step=6))  # after a flush too, the step reopens on its totals
+    sink.flush()
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 2
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) == 0.5
+
+
+def test_the_idle_timeout_is_also_checked_at_emit_time(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    sink = _idle_sink(registry, clock)
+    sink.emit("rl", looping(run="grpo", step=1))
+    clock.now += 120
+    sink.emit("rl", clean(run="grpo", step=1))  # step 1 completed (1 response) before this one reopened it
+    labels = {"source": "rl", "run": "grpo"}
+    assert _value(registry, "degeneration_rollout_responses", **labels) == 1
+    assert _value(registry, "degeneration_rollout_repetition_frac", **labels) == 1.0
+
+
+def test_a_null_step_idle_timeout_waits_for_a_higher_step(registry: CollectorRegistry) -> None:
+    clock = FakeClock()
+    sink = _idle_sink(registry, clock, step_idle_timeout=None)
+    sink.emit("rl", clean(run="grpo", step=1))
+    clock.now += 3000  # under run_ttl (1 h): the run is still alive
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="grpo") is None
+    sink.emit("rl", clean(run="grpo", step=2))
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="grpo") == 1
+
+
+def test_step_idle_timeout_must_be_positive_and_shorter_than_run_ttl(registry: CollectorRegistry) -> None:
+    assert PrometheusSinkConfig().step_idle_timeout == timedelta(minutes=2)
+    for bad in (timedelta(0), timedelta(seconds=-1), timedelta(hours=1)):
+        with pytest.raises(ValidationError, match="step_idle_timeout"):
+            PrometheusSinkConfig(step_idle_timeout=bad)
+    # Only run_ttl set that short: the default is not rejected; it becomes half of run_ttl.
+    clock = FakeClock()
+    config = PrometheusSinkConfig(limits=LabelLimits(run_ttl=timedelta(minutes=2)))
+    sink = _sink(registry, config=config, clock=clock)
+    sink.emit("rl", clean(run="grpo", step=3))
+    clock.now += 59
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="grpo") is None
+    clock.now += 1
+    assert _value(registry, "degeneration_rollout_step", source="rl", run="grpo") == 3
+
+
 def test_flush_completes_the_open_step_and_runless_records_use_default(registry: CollectorRegistry) -> None:
     sink = _sink(registry)
     sink.emit("rl", looping(step=7))

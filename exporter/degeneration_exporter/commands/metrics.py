@@ -32,8 +32,11 @@ _SECTIONS: dict[Origin, tuple[str, str]] = {
         "Per rollout step",
         "The per-step view RL trainers plot (slime `rollout/repetition_frac`, `rollout/truncated_ratio`). "
         "A step of a run is complete when a record with a higher step appears for that `(source, run)`, "
-        "or when the input ends (flush); the gauges show the last completed step. Records without a "
-        "`run` use `run=\"default\"`; late records of an older step are not added to it.",
+        "when no record of that run has arrived for `step_idle_timeout` (default 2 min, so the last "
+        "step of a run shows too), or when the input ends (flush); the gauges show the last completed "
+        "step. A later record of that same step reopens it and the step is published again with the "
+        "updated totals (never counted twice). Records without a `run` use `run=\"default\"`; late "
+        "records of an older step are not added to it.",
     ),
     "self": (
         "Exporter health",

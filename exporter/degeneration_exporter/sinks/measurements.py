@@ -13,6 +13,7 @@ import math
 import platform
 import time
 from collections.abc import Callable, Collection
+from datetime import timedelta
 from typing import NamedTuple, get_args
 
 from .. import __version__
@@ -22,7 +23,7 @@ from ..classification.result import Classification, FlagKind
 from ..errors import RejectReason
 from ..record import FinishReason
 from ..sources.base import SourceStats
-from .rollout_steps import RolloutSteps
+from .rollout_steps import DEFAULT_STEP_IDLE_TIMEOUT, RolloutSteps, effective_step_idle_timeout
 
 __all__ = [
     "BUILD_INFO",
@@ -83,6 +84,8 @@ class Measurer:
     The first response of a `(source, model_name)` also yields zero-valued measurements for every
     finish_reason and kind, so those series exist before the first hit ("avoid missing metrics",
     ecosystem.md §2.2). `leak_tokens` is the configured token list: other tokens count as `other`.
+    `step_idle_timeout` completes a rollout step whose run went quiet (sinks/rollout_steps.py); it
+    is shortened to half of `limits.run_ttl` when not shorter, so a run is not forgotten first.
     """
 
     def __init__(
@@ -91,6 +94,7 @@ class Measurer:
         *,
         leak_tokens: Collection[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        step_idle_timeout: timedelta | None = DEFAULT_STEP_IDLE_TIMEOUT,
     ) -> None:
         limits = limits or LabelLimits()
         width = limits.max_value_length
@@ -103,7 +107,7 @@ class Measurer:
             "token", max(token_cap, 1), allowed=leak_tokens or None, overflow_value=LEAK_TOKEN_OTHER,
             max_length=width, clock=clock,
         )
-        self.steps = RolloutSteps()
+        self.steps = RolloutSteps(effective_step_idle_timeout(step_idle_timeout, limits.run_ttl), clock=clock)
         self._sources: dict[str, SourceStats] = {}
         self._seen_pairs: set[tuple[str, str]] = set()
         self._otlp_failures: Callable[[], int] | None = None
@@ -165,8 +169,9 @@ class Measurer:
             self.steps.forget(source, run)
 
     def rollout(self) -> list[Measurement]:
-        """Gauges of the last completed step of every live run (expires idle runs first)."""
+        """Gauges of the last completed step of every live run (expires idle runs, completes idle steps)."""
         self.expire_runs()
+        self.steps.complete_idle()
         out: list[Measurement] = []
         for key, summary in self.steps.completed().items():
             out.append(Measurement(_ROLLOUT["rollout_repetition_frac"], key, summary.repetition_frac))
@@ -185,7 +190,7 @@ class Measurer:
         self._otlp_failures = read
 
     def pull(self) -> list[Measurement]:
-        """Everything read at scrape/export time (expires idle runs first)."""
+        """Everything read at scrape/export time (expires idle runs and completes idle steps first)."""
         out = self.rollout()
         for name, stats in list(self._sources.items()):
             out.extend(measure_source_stats(name, stats))

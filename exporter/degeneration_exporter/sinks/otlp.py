@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from .. import __version__
 from .. import catalog as c
@@ -36,6 +36,7 @@ from ..classification.result import Classification
 from ..errors import ConfigError
 from ..sources.base import SourceStats
 from .measurements import Measurement, Measurer
+from .rollout_steps import DEFAULT_STEP_IDLE_TIMEOUT, STEP_IDLE_TIMEOUT_HELP, check_step_idle_timeout
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Histogram, Observation
@@ -77,6 +78,13 @@ class OtlpSinkConfig(BaseModel, frozen=True, extra="forbid"):
     limits: LabelLimits = Field(
         default_factory=LabelLimits, description="Caps on data-derived attribute values."
     )
+    step_idle_timeout: timedelta | None = Field(DEFAULT_STEP_IDLE_TIMEOUT, description=STEP_IDLE_TIMEOUT_HELP)
+
+    @model_validator(mode="after")
+    def _check_step_idle_timeout(self) -> OtlpSinkConfig:
+        check_step_idle_timeout(self.step_idle_timeout, self.limits.run_ttl,
+                                explicit="step_idle_timeout" in self.model_fields_set)
+        return self
 
     def metrics_endpoint(self) -> str | None:
         """The full OTLP/HTTP metrics URL, or None to let the SDK read the environment."""
@@ -168,7 +176,8 @@ class OtlpSink:
             raise ConfigError(INSTALL_HINT, field="sinks.otlp.enabled") from exc
 
         self.config = config or OtlpSinkConfig()
-        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock)
+        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock,
+                                  step_idle_timeout=self.config.step_idle_timeout)
         self._closed = False
 
         resource = Resource.create({})

@@ -27,19 +27,21 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
+from datetime import timedelta
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from .. import catalog as c
 from ..classification.labels import LabelLimits
 from ..classification.result import Classification
 from ..sources.base import SourceStats
 from .measurements import Measurement, Measurer
+from .rollout_steps import DEFAULT_STEP_IDLE_TIMEOUT, STEP_IDLE_TIMEOUT_HELP, check_step_idle_timeout
 
 __all__ = ["DEFAULT_PORT", "PrometheusSink", "PrometheusSinkConfig"]
 
@@ -57,6 +59,7 @@ class PrometheusSinkConfig(BaseModel, frozen=True, extra="forbid"):
     process_metrics: bool = Field(
         True, description="Also expose the standard process_* and python_* metrics of the daemon."
     )
+    step_idle_timeout: timedelta | None = Field(DEFAULT_STEP_IDLE_TIMEOUT, description=STEP_IDLE_TIMEOUT_HELP)
 
     @field_validator("listen")
     @classmethod
@@ -65,6 +68,12 @@ class PrometheusSinkConfig(BaseModel, frozen=True, extra="forbid"):
         if not sep or not port.isdigit() or not 0 < int(port) < 65536:
             raise ValueError("listen must be host:port with a port in 1..65535, e.g. 0.0.0.0:10142")
         return value
+
+    @model_validator(mode="after")
+    def _check_step_idle_timeout(self) -> PrometheusSinkConfig:
+        check_step_idle_timeout(self.step_idle_timeout, self.limits.run_ttl,
+                                explicit="step_idle_timeout" in self.model_fields_set)
+        return self
 
     @property
     def host(self) -> str:
@@ -138,7 +147,8 @@ class PrometheusSink:
     ) -> None:
         self.config = config or PrometheusSinkConfig()
         self.registry = registry if registry is not None else CollectorRegistry()
-        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock)
+        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock,
+                                  step_idle_timeout=self.config.step_idle_timeout)
         self._instruments = CollectorRegistry()
         self._counters: dict[str, Counter] = {}
         self._histograms: dict[str, Histogram] = {}
@@ -209,7 +219,8 @@ class PrometheusSink:
         return self._measurer.pull()
 
     def flush(self) -> None:
-        """Complete every open rollout step, so its gauges appear (end of input)."""
+        """Complete every open rollout step now, so its gauges appear (end of input); while the
+        daemon runs, `step_idle_timeout` completes quiet steps at emit and scrape time."""
         self._measurer.steps.flush()
 
     def exposition(self) -> bytes:
