@@ -35,11 +35,36 @@ def evaluate(expr: str) -> Any:
     return eval(expr, {"__builtins__": {}, **_BUILTINS})
 
 
+# Section 6: exactly one input field per vector (`reasoning` is a second channel, not an input field).
+INPUT_FIELDS = ("input", "gen", "tokens", "deltas", "deltas_gen", "channel_deltas", "batch", "experiences")
+
+
+def input_field(vector: dict[str, Any], allowed: tuple[str, ...]) -> str:
+    """The vector's one input field, which must be one its runner can interpret."""
+    present = [k for k in INPUT_FIELDS if k in vector]
+    assert len(present) == 1, f"{vector.get('id')}: exactly one input field expected, found {present}"
+    assert present[0] in allowed, (
+        f"{vector.get('id')}: input field {present[0]!r} is not interpretable here (allowed: {allowed})")
+    return present[0]
+
+
+def check_known(vector: dict[str, Any], known: frozenset[str], what: str = "expected") -> dict[str, Any]:
+    """The vector's `expected`, failing loudly on a key this runner cannot check (it would never fail)."""
+    expected: dict[str, Any] = vector["expected"]
+    unknown = sorted(set(expected) - known)
+    assert not unknown, (f"{vector.get('id')}: unknown {what} key(s) {unknown} for {vector['detector']} "
+                         f"(known: {sorted(known)})")
+    assert expected, f"{vector.get('id')}: `expected` states nothing, so the vector cannot fail"
+    return expected
+
+
 def text_of(vector: dict[str, Any]) -> str:
-    """The literal or generated input text."""
+    """The literal or generated input text; stream deltas (explicit or generated) are joined."""
     if "input" in vector:
         return str(vector["input"])
-    return str(evaluate(vector["gen"]))
+    if "gen" in vector:
+        return str(evaluate(vector["gen"]))
+    return "".join(deltas_of(vector))
 
 
 def deltas_of(vector: dict[str, Any]) -> list[str]:
