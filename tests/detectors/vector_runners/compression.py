@@ -56,7 +56,9 @@ def _chunks(text: str, size: int | None) -> list[str]:
 
 # Expectation keys this runner checks, by vector kind; any other key fails loudly.
 SCAN_KEYS = frozenset({"has_repetition", "text_length", "num_windows_scanned", "hit_intervals",
-                       "covered_chars", "windows", "max_compression_ratio", "hit_ratios"})
+                       "covered_chars", "windows", "max_compression_ratio", "hit_ratios",
+                       # bounds the spec states without exact numbers (§1.4)
+                       "first_hit_start", "last_hit_end", "max_compression_ratio_le"})
 BATCH_KEYS = frozenset({"flags", "repetition_frac", "num_samples", "num_repetitive_samples"})
 KNOWN_KEYS = SCAN_KEYS | BATCH_KEYS | {"error"}
 PARAM_KEYS = frozenset({"window_size", "stride", "threshold", "stop_at_first_hit", "forced_ratios", "mode"})
@@ -148,6 +150,13 @@ def _check_report(vector: dict[str, Any], report: RepetitionReport, expected: di
             assert report.max_compression_ratio is None
         else:
             assert report.max_compression_ratio == approx(expected["max_compression_ratio"])
+    if "first_hit_start" in expected:
+        assert report.hit_intervals and report.hit_intervals[0][0] == expected["first_hit_start"]
+    if "last_hit_end" in expected:
+        assert report.hit_intervals and report.hit_intervals[-1][1] == expected["last_hit_end"]
+    if "max_compression_ratio_le" in expected:
+        assert report.max_compression_ratio is not None
+        assert report.max_compression_ratio <= expected["max_compression_ratio_le"]
     if "hit_ratios" in expected:
         ratios = [w.compression_ratio for w in report.hit_windows]
         assert ratios == [approx(r) for r in expected["hit_ratios"]]

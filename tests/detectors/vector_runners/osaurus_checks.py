@@ -55,7 +55,7 @@ def _check_profile_numbers(profile: str, raw: dict[str, Any]) -> None:
 # Expectation keys, by vector kind; any other key fails loudly.
 FINDING_KEYS = frozenset({"verdict", "kind", "evidence", "n", "fragment", "occurrences", "char", "run_length",
                           "growth_deltas"})
-STREAM_KEYS = FINDING_KEYS | {"later_triggers", "trigger_delta_index", "max_tail_chars"}
+STREAM_KEYS = FINDING_KEYS | {"later_triggers", "trigger_delta_index", "max_tail_chars", "max_tail_chars_le"}
 GAUNTLET_KEYS = FINDING_KEYS | {"later_triggers"}
 CANARY_KEYS = frozenset({"canary_verdict"})
 MAPPER_KEYS = frozenset({"error", "forwarded_count", "leak", "trigger_delta_index", "later_triggers"})
@@ -151,6 +151,8 @@ def run_detector_vector(vector: dict[str, Any]) -> None:
         assert triggers[0][0] == expected["trigger_delta_index"] == finding.details["delta_index"]
     if "max_tail_chars" in expected:
         assert max_tail == expected["max_tail_chars"] == reference.max_tail
+    if "max_tail_chars_le" in expected:
+        assert max(max_tail, reference.max_tail) <= expected["max_tail_chars_le"]
     _check_standalone_rule(profile, deltas, triggers)
 
 
