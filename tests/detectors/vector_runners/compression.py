@@ -28,7 +28,7 @@ from degeneration_exporter.detectors.compression import (
     window_bounds,
 )
 
-from tests.detectors.vector_runners.common import check_known, evaluate, input_field, text_of
+from tests.detectors.vector_runners.common import check_known, deltas_of, evaluate, input_field, text_of
 
 RECORDED_ZLIB = "1.2.13"
 CHUNKINGS = (None, 1_000, 4_999, 7_777)
@@ -68,7 +68,7 @@ def run(vector: dict[str, Any]) -> None:
     expected = check_known(vector, KNOWN_KEYS)
     raw = dict(vector["params"])
     assert set(raw) <= PARAM_KEYS, f"unknown params {sorted(set(raw) - PARAM_KEYS)}"
-    kind = input_field(vector, ("input", "gen", "batch"))
+    kind = input_field(vector, ("input", "gen", "batch", "deltas", "deltas_gen"))
     forced = raw.pop("forced_ratios", None)
     if "threshold" in raw:
         raw["threshold"] = _threshold(raw["threshold"])
@@ -114,7 +114,8 @@ def run(vector: dict[str, Any]) -> None:
         scanned = window_bounds(len(text), params.window_size, params.stride)[:report.num_windows_scanned]
         assert [list(w) for w in scanned] == expected["windows"]
     _check_report(vector, report, expected)
-    _check_product_surface(text, params, forced, report)
+    own = deltas_of(vector) if kind in ("deltas", "deltas_gen") else None
+    _check_product_surface(text, params, forced, report, own)
 
 
 def _run_batch(gens: list[str], params: CompressionParams, expected: dict[str, Any]) -> None:
@@ -163,16 +164,18 @@ def _check_report(vector: dict[str, Any], report: RepetitionReport, expected: di
 
 
 def _check_product_surface(text: str, params: CompressionParams, forced: list[float] | None,
-                           report: RepetitionReport) -> None:
-    """The product's batch and incremental detectors agree with the report, in several chunkings."""
+                           report: RepetitionReport, own: list[str] | None) -> None:
+    """The product's batch and incremental detectors agree with the report, in several chunkings
+    (and in the vector's own deltas, when it streams)."""
     intervals = [list(iv) for iv in report.hit_intervals]
     batch = detect_compression(DetectorInput(text), params) if forced is None else None
     if batch is not None:
         assert batch.flagged == report.has_repetition
         assert batch.details["hit_intervals"] == intervals
-    for size in CHUNKINGS:
+    chunkings = [_chunks(text, size) for size in CHUNKINGS] + ([own] if own is not None else [])
+    for chunks in chunkings:
         live = Compression(params, ratio_fn=_forced(forced) if forced is not None else None)
-        fired = [f for f in (live.feed(c) for c in _chunks(text, size)) if f is not None]
+        fired = [f for f in (live.feed(c) for c in chunks) if f is not None]
         final = live.finish()
         assert len(fired) <= 1
         assert final.details["hit_intervals"] == intervals
