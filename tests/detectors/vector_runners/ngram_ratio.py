@@ -30,7 +30,7 @@ KNOWN_KEYS = VERDICT_KEYS | BATCH_KEYS | {"error"}
 
 def run(vector: dict[str, Any]) -> None:
     expected = check_known(vector, KNOWN_KEYS)
-    raw = dict(vector["params"])
+    raw = dict(vector.get("params", {}))
     inputs = {k: raw.pop(k) for k in _INPUT_KEYS if k in raw}
     kind = input_field(vector, ("tokens", "experiences"))
     level = inputs.get("level", "filter")

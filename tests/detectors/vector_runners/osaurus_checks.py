@@ -40,12 +40,19 @@ def reference_for(profile: str) -> ReferenceOsaurus:
     )
 
 
+def _profile(raw: dict[str, Any]) -> str:
+    name = raw.get("profile", "stream_hardened")  # §6: the default for new tools
+    assert name in PROFILE_OF, f"unknown osaurus profile {name!r} (known: {sorted(PROFILE_OF)})"
+    return PROFILE_OF[name]
+
+
 def _check_profile_numbers(profile: str, raw: dict[str, Any]) -> None:
     ngram, runs = NGRAM_PROFILES[profile], RUN_PROFILES[profile]
     ours = {
         "min_n": ngram.min_n, "max_n": ngram.max_n, "repeats": ngram.repeats,
         "run_alnum": runs.alnum_threshold, "run_other": runs.other_threshold,
         "whitespace_counts": runs.whitespace_counts, "growth_deltas": runs.growth_gate,
+        "tail_chars": ngram.tail_chars,
     }
     for key, value in ours.items():
         if key in raw:
@@ -96,22 +103,24 @@ def _check_params(raw: dict[str, Any], allowed: frozenset[str]) -> None:
 
 def run_detector_vector(vector: dict[str, Any]) -> None:
     """Any osaurus vector: mapper wiring, canary verdict, gauntlet batch or a stream profile."""
-    raw = vector["params"]
-    if raw.get("level") == "mapper":
+    raw = vector.get("params", {})
+    if raw.get("level") == "mapper" or ("channel_deltas" in vector and "level" not in raw):
+        # §6: `channel_deltas` exist for mapper-level wiring
         run_mapper_vector(vector)
         return
     assert raw.get("level", "detector") == "detector", f"unknown level {raw.get('level')!r}"
     raw = {k: v for k, v in raw.items() if k != "level"}
     if raw.get("profile") == "gauntlet_canary":
         expected = check_known(vector, CANARY_KEYS)
-        _check_params(raw, frozenset({"profile", "min_transcript_chars", "chunk_size"}))
+        _check_params(raw, PROFILE_PARAM_KEYS | {"min_transcript_chars"})
+        _check_profile_numbers("gauntlet", raw)  # the canary runs the gauntlet detector
         input_field(vector, ("input", "gen", "deltas", "deltas_gen"))
         minimum = raw.get("min_transcript_chars", 256)
         verdict = canary_verdict(text_of(vector), vector.get("reasoning", ""), minimum)
         assert verdict == expected["canary_verdict"]
         return
     assert "reasoning" not in vector, "`reasoning` is a second channel only for canary and leak vectors"
-    profile = PROFILE_OF[raw.get("profile", "stream_hardened")]
+    profile = _profile(raw)
     _check_params(raw, PROFILE_PARAM_KEYS)
     _check_profile_numbers(profile, raw)
     input_field(vector, ("input", "gen", "deltas", "deltas_gen"))
@@ -185,14 +194,15 @@ def _error_matches(expected_error: Any, finding: Finding) -> bool:
 
 def run_mapper_vector(vector: dict[str, Any]) -> None:
     """§4.1 wiring: check before forwarding, abort on the first trigger, leaks logged from content only."""
-    raw = vector["params"]
+    raw = vector.get("params", {})
     expected = check_known(vector, MAPPER_KEYS)
-    _check_params(raw, frozenset({"level", "profile", "degeneration_detection", "template_leak_detection"}))
+    _check_params(raw, PROFILE_PARAM_KEYS | {"level", "degeneration_detection", "template_leak_detection"})
     kind = input_field(vector, ("channel_deltas", "input", "gen", "deltas", "deltas_gen"))
     pairs = ([(str(c), str(d)) for c, d in vector["channel_deltas"]] if kind == "channel_deltas"
              else [("content", d) for d in deltas_of(vector)])
     assert all(c in ("content", "reasoning") for c, _ in pairs), "channels are content or reasoning"
-    profile = PROFILE_OF[raw.get("profile", "stream_hardened")]
+    profile = _profile(raw)
+    _check_profile_numbers(profile, raw)
     degeneration = (StreamNgram(StreamNgramParams(profile=profile, char_runs=True))  # type: ignore[arg-type]
                     if raw.get("degeneration_detection", True) else None)
     leaks = (TemplateLeak(TemplateLeakParams(families=("osaurus_stream",)))

@@ -43,7 +43,7 @@ def _frames(vector: dict[str, Any]) -> list[str]:
 
 
 def run(vector: dict[str, Any]) -> None:
-    raw = vector["params"]
+    raw = vector.get("params", {})
     params = _params(raw)
     if raw.get("mode") == "stream":
         _run_stream(vector, params, check_known(vector, STREAM_KEYS))

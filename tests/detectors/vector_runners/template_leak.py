@@ -30,7 +30,7 @@ PARAM_KEYS = frozenset({"profile", "tokens", "carry_chars", "chunk_size"})
 
 
 def run(vector: dict[str, Any]) -> None:
-    raw = vector["params"]
+    raw = vector.get("params", {})
     profile = raw.get("profile", "stream")
     assert profile in FAMILY_OF, f"unknown leak profile {profile!r}"
     assert set(raw) <= PARAM_KEYS, f"unknown params {sorted(set(raw) - PARAM_KEYS)}"
