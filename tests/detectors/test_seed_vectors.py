@@ -85,3 +85,18 @@ def test_empty_expectation_fails_loudly(detector: str) -> None:
     vector = {"id": "x", "detector": detector, "input": "", "params": {}, "expected": {}}
     with pytest.raises(AssertionError, match="states nothing"):
         run_vector(vector)
+
+
+@pytest.mark.parametrize(("detector", "expected"), [
+    ("relax_compression", {"has_repetition": False}), ("trinity_ngram", {"verdict": False}),
+    ("utopia_tail", {"verdict": False}), ("osaurus_stream", {"verdict": False}),
+    ("osaurus_charrun", {"verdict": False}), ("template_leak", {"verdict": False})])
+def test_uninterpretable_or_double_input_fails_clearly(detector: str, expected: dict[str, Any]) -> None:
+    """Section 6: exactly one input field, and one the detector's runner can read."""
+    wrong = "tokens" if detector != "trinity_ngram" else "input"
+    vector = {"id": "x", "detector": detector, wrong: [] if wrong == "tokens" else "", "params": {},
+              "expected": expected}
+    with pytest.raises(AssertionError, match="is not interpretable here"):
+        run_vector(vector)
+    with pytest.raises(AssertionError, match="exactly one input field"):
+        run_vector({**vector, "input": "", "gen": "''"})

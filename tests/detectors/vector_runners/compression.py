@@ -57,6 +57,7 @@ def _chunks(text: str, size: int | None) -> list[str]:
 # Expectation keys this runner checks, by vector kind; any other key fails loudly.
 SCAN_KEYS = frozenset({"has_repetition", "text_length", "num_windows_scanned", "hit_intervals",
                        "covered_chars", "windows", "max_compression_ratio", "hit_ratios",
+                       "hit_windows", "threshold",  # the other §1.2 report fields
                        # bounds the spec states without exact numbers (§1.4)
                        "first_hit_start", "last_hit_end", "max_compression_ratio_le"})
 BATCH_KEYS = frozenset({"flags", "repetition_frac", "num_samples", "num_repetitive_samples"})
@@ -151,6 +152,12 @@ def _check_report(vector: dict[str, Any], report: RepetitionReport, expected: di
             assert report.max_compression_ratio is None
         else:
             assert report.max_compression_ratio == approx(expected["max_compression_ratio"])
+    if "hit_windows" in expected:
+        hits, want = report.to_dict()["hit_windows"], expected["hit_windows"]
+        assert [(h["start"], h["end"]) for h in hits] == [(h["start"], h["end"]) for h in want]
+        assert [h["compression_ratio"] for h in hits] == [approx(h["compression_ratio"]) for h in want]
+    if "threshold" in expected:
+        assert report.to_dict()["threshold"] == _threshold(expected["threshold"])
     if "first_hit_start" in expected:
         assert report.hit_intervals and report.hit_intervals[0][0] == expected["first_hit_start"]
     if "last_hit_end" in expected:

@@ -22,7 +22,7 @@ FAMILY_OF = {"stream": "osaurus_stream", "gauntlet": "osaurus_gauntlet", "autoru
 
 
 KNOWN_KEYS = {
-    "stream": frozenset({"verdict", "token", "trigger_delta_index", "later_triggers"}),
+    "stream": frozenset({"verdict", "token", "trigger_delta_index", "later_triggers", "channel"}),
     "gauntlet": frozenset({"verdict", "channel", "token"}),
     "autorun": frozenset({"verdict", "token"}),
 }
@@ -85,6 +85,8 @@ def _run_stream(vector: dict[str, Any], params: TemplateLeakParams, tokens: tupl
         assert max(len(triggers) - 1, 0) == expected["later_triggers"] == 0
     if "token" in expected:
         assert (triggers[0][1].details["token"] if triggers else None) == expected["token"]
+    if "channel" in expected:  # the live guardrail reads content only (§4.1)
+        assert (triggers[0][1].channel if triggers else None) == expected["channel"]
     if "trigger_delta_index" in expected:
         assert triggers and triggers[0][0] == expected["trigger_delta_index"]
     joined = "".join(d for c, d in pairs if c == "content")
