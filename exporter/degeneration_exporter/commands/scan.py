@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=("json", "table"),
         default=None,
-        help="Report format: json (default with -o) or table (default on a terminal/stdout).",
+        help="Report format: json (default with -o) or table (default without -o).",
     )
     parser.add_argument(
         "--format-in",
