@@ -59,6 +59,7 @@ DELTA_CHARS = 16  # about four tokens of English per streamed delta
 
 # --- inputs -----------------------------------------------------------------------------------------
 
+
 def clean_text(size: int, methods: tuple[str, ...] = ("human", "nucleus")) -> str:
     """Real prose: WebText human references and GPT-2 samples, concatenated and repeated up to `size`."""
     parts: list[str] = []
@@ -94,13 +95,19 @@ def numbered_rows(size: int) -> str:
 
 
 INPUTS: dict[str, Callable[[int], str]] = {
-    "clean": clean_text, "loop36": sentence_loop, "loop42": row_loop, "rows": numbered_rows}
+    "clean": clean_text,
+    "loop36": sentence_loop,
+    "loop42": row_loop,
+    "rows": numbered_rows,
+}
 
 
 # --- baselines: the published algorithms written plainly --------------------------------------------
 
-def published_relax_scan(text: str, window: int = 10_000, stride: int = 5_000,
-                         threshold: float = 10.0) -> tuple[list[tuple[int, int]], float | None]:
+
+def published_relax_scan(
+    text: str, window: int = 10_000, stride: int = 5_000, threshold: float = 10.0
+) -> tuple[list[tuple[int, int]], float | None]:
     """Relax PR #333 as specified: every window sliced, encoded and compressed independently."""
     n = len(text)
     starts: list[int] = []
@@ -112,7 +119,7 @@ def published_relax_scan(text: str, window: int = 10_000, stride: int = 5_000,
     hits: list[tuple[int, int]] = []
     best: float | None = None
     for s in starts:
-        raw = text[s:s + window].encode("utf-8")
+        raw = text[s : s + window].encode("utf-8")
         ratio = len(raw) / len(zlib.compress(raw, 9))
         best = ratio if best is None else max(best, ratio)
         if ratio > threshold:
@@ -123,7 +130,7 @@ def published_relax_scan(text: str, window: int = 10_000, stride: int = 5_000,
 def plain_ngram_ratio(text: str, n: int = 4) -> float:
     """Trinity's ratio with a list of n-gram tuples built in a Python loop."""
     words = text_words(text)
-    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
     return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
 
 
@@ -132,7 +139,7 @@ def naive_stream(text: str, cadence: int = 256) -> int | None:
     buf = bytearray()
     last = 0
     for i in range(0, len(text), DELTA_CHARS):
-        buf += text[i:i + DELTA_CHARS].encode("utf-8")
+        buf += text[i : i + DELTA_CHARS].encode("utf-8")
         if len(buf) - last >= cadence:
             last = len(buf)
             span = naive_repeats_at_tail(bytes(buf))
@@ -143,11 +150,12 @@ def naive_stream(text: str, cadence: int = 256) -> int | None:
 
 # --- our forms --------------------------------------------------------------------------------------
 
+
 def feed_all(live: IncrementalDetector, text: str) -> Any:
     """Feed `text` in DELTA_CHARS deltas; the first firing (if any) and the final finding."""
     first = None
     for i in range(0, len(text), DELTA_CHARS):
-        found = live.feed(text[i:i + DELTA_CHARS])
+        found = live.feed(text[i : i + DELTA_CHARS])
         if found is not None and first is None:
             first = found
     return first, live.finish()
@@ -177,46 +185,96 @@ class Row:
 
 
 ROWS: list[Row] = [
-    Row("compression", "batch (Relax)", ("clean", "loop36", "loop42"),
+    Row(
+        "compression",
+        "batch (Relax)",
+        ("clean", "loop36", "loop42"),
         lambda t: detect_compression(DetectorInput(t), CompressionParams()),
-        "published window scan", published_relax_scan,
-        lambda ours, base: _relax_verdict(ours) == base),
-    Row("compression", "incremental, 16-char deltas", ("clean", "loop36", "loop42"),
+        "published window scan",
+        published_relax_scan,
+        lambda ours, base: _relax_verdict(ours) == base,
+    ),
+    Row(
+        "compression",
+        "incremental, 16-char deltas",
+        ("clean", "loop36", "loop42"),
         lambda t: feed_all(Compression(CompressionParams()), t),
-        "published window scan", published_relax_scan,
-        lambda ours, base: _relax_verdict(ours[1]) == base),
-    Row("ngram_ratio", "batch (words)", ("clean", "loop36", "loop42"),
+        "published window scan",
+        published_relax_scan,
+        lambda ours, base: _relax_verdict(ours[1]) == base,
+    ),
+    Row(
+        "ngram_ratio",
+        "batch (words)",
+        ("clean", "loop36", "loop42"),
         lambda t: detect_ngram_ratio(DetectorInput(t), NgramRatioParams()),
-        "n-gram list in a Python loop", plain_ngram_ratio,
-        lambda ours, base: ours.details["generated_tokens"] < 32 or ours.score == base),
-    Row("ngram_ratio", "incremental, 16-char deltas", ("clean", "loop36", "loop42"),
+        "n-gram list in a Python loop",
+        plain_ngram_ratio,
+        lambda ours, base: ours.details["generated_tokens"] < 32 or ours.score == base,
+    ),
+    Row(
+        "ngram_ratio",
+        "incremental, 16-char deltas",
+        ("clean", "loop36", "loop42"),
         lambda t: feed_all(NgramRatio(NgramRatioParams()), t),
-        "n-gram list in a Python loop", plain_ngram_ratio,
-        lambda ours, base: ours[1].score == base),
-    Row("tail_period", "batch (final tail)", ("clean", "loop42", "rows"),
+        "n-gram list in a Python loop",
+        plain_ngram_ratio,
+        lambda ours, base: ours[1].score == base,
+    ),
+    Row(
+        "tail_period",
+        "batch (final tail)",
+        ("clean", "loop42", "rows"),
         lambda t: detect_tail_period(DetectorInput(t), TailPeriodParams()),
-        "literal predicate", lambda t: naive_repeats_at_tail(t.encode("utf-8")),
-        lambda ours, base: ours.details["min_span_bytes"] == base),
-    Row("tail_period", "stream, 256-byte cadence", ("clean", "rows"),
+        "literal predicate",
+        lambda t: naive_repeats_at_tail(t.encode("utf-8")),
+        lambda ours, base: ours.details["min_span_bytes"] == base,
+    ),
+    Row(
+        "tail_period",
+        "stream, 256-byte cadence",
+        ("clean", "rows"),
         lambda t: feed_all(TailPeriod(TailPeriodParams()), t),
-        "literal predicate at the cadence", naive_stream,
-        lambda ours, base: _first_span(ours) == base),
-    Row("tail_period", "stream, every delta", ("clean", "rows"),
+        "literal predicate at the cadence",
+        naive_stream,
+        lambda ours, base: _first_span(ours) == base,
+    ),
+    Row(
+        "tail_period",
+        "stream, every delta",
+        ("clean", "rows"),
         lambda t: feed_all(TailPeriod(TailPeriodParams(check="every_delta")), t),
-        "literal predicate at the cadence", naive_stream,
-        lambda ours, base: True),  # a different cadence: only the cost is compared
-    Row("stream_ngram", "batch (hardened, one delta)", ("clean", "loop36"),
+        "literal predicate at the cadence",
+        naive_stream,
+        lambda ours, base: True,
+    ),  # a different cadence: only the cost is compared
+    Row(
+        "stream_ngram",
+        "batch (hardened, one delta)",
+        ("clean", "loop36"),
         lambda t: detect_stream_ngram(DetectorInput(t), StreamNgramParams()),
-        "published re-split scan", published_batch,
-        lambda ours, base: ours.evidence == base),
-    Row("char_run", "batch (stream_v1, regex)", ("clean", "rows"),
+        "published re-split scan",
+        published_batch,
+        lambda ours, base: ours.evidence == base,
+    ),
+    Row(
+        "char_run",
+        "batch (stream_v1, regex)",
+        ("clean", "rows"),
         lambda t: detect_char_run(DetectorInput(t), CharRunParams(profile="stream_v1")),
-        "per-character walk", published_char_walk,
-        lambda ours, base: (ours.onset if ours.flagged else None) == base),
-    Row("template_leak", "batch (default families)", ("clean", "rows"),
+        "per-character walk",
+        published_char_walk,
+        lambda ours, base: (ours.onset if ours.flagged else None) == base,
+    ),
+    Row(
+        "template_leak",
+        "batch (default families)",
+        ("clean", "rows"),
         lambda t: detect_template_leak(DetectorInput(t), TemplateLeakParams()),
-        "str.count per token", lambda t: published_leak_scan(t, TemplateLeakParams().tokens()),
-        lambda ours, base: ours.details["counts"] == base),
+        "str.count per token",
+        lambda t: published_leak_scan(t, TemplateLeakParams().tokens()),
+        lambda ours, base: ours.details["counts"] == base,
+    ),
 ]
 
 INCREMENTAL: dict[str, Callable[[], IncrementalDetector]] = {
@@ -230,6 +288,7 @@ INCREMENTAL: dict[str, Callable[[], IncrementalDetector]] = {
 
 
 # --- measurement ------------------------------------------------------------------------------------
+
 
 def best_seconds(fns: tuple[Callable[[str], Any], ...], text: str, repeat: int) -> list[tuple[float, Any]]:
     """Best time of each function, runs interleaved so a busy machine slows all of them alike."""
@@ -256,8 +315,8 @@ def per_delta_us(factory: Callable[[], IncrementalDetector], seen: str, probe: s
     """Mean cost of one DELTA_CHARS feed of `probe`, after `seen` was fed (same probe at every depth)."""
     live = factory()
     for i in range(0, len(seen), 4_096):
-        live.feed(seen[i:i + 4_096])
-    deltas = [probe[i:i + DELTA_CHARS] for i in range(0, len(probe), DELTA_CHARS)]
+        live.feed(seen[i : i + 4_096])
+    deltas = [probe[i : i + DELTA_CHARS] for i in range(0, len(probe), DELTA_CHARS)]
     start = time.perf_counter()
     for d in deltas:
         live.feed(d)
@@ -272,8 +331,10 @@ def main() -> None:
     texts = {name: make(args.size) for name, make in INPUTS.items()}
 
     print(f"zlib {zlib.ZLIB_RUNTIME_VERSION}; inputs of {args.size:,} code points; deltas of {DELTA_CHARS}\n")
-    print("| detector | form | input | MB/s | baseline | baseline MB/s | speed ratio | peak MiB | "
-          "baseline peak MiB | same verdict |")
+    print(
+        "| detector | form | input | MB/s | baseline | baseline MB/s | speed ratio | peak MiB | "
+        "baseline peak MiB | same verdict |"
+    )
     print("|---|---|---|---:|---|---:|---:|---:|---:|---|")
     for row in ROWS:
         for name in row.inputs:
@@ -281,14 +342,18 @@ def main() -> None:
             mb = len(text.encode("utf-8", "surrogatepass")) / 1e6
             (ours_s, ours), (base_s, base) = best_seconds((row.ours, row.baseline), text, args.repeat)
             ours_peak, base_peak = peak_bytes(row.ours, text), peak_bytes(row.baseline, text)
-            print(f"| {row.detector} | {row.form} | {name} | {mb / ours_s:,.1f} | {row.baseline_name} | "
-                  f"{mb / base_s:,.1f} | {base_s / ours_s:.2f} | {ours_peak / 2**20:.2f} | "
-                  f"{base_peak / 2**20:.2f} | {'yes' if row.same(ours, base) else 'NO'} |")
+            print(
+                f"| {row.detector} | {row.form} | {name} | {mb / ours_s:,.1f} | {row.baseline_name} | "
+                f"{mb / base_s:,.1f} | {base_s / ours_s:.2f} | {ours_peak / 2**20:.2f} | "
+                f"{base_peak / 2**20:.2f} | {'yes' if row.same(ours, base) else 'NO'} |"
+            )
 
     clean = texts["clean"]
     probe = clean_text(50_000, ("topk",))  # other texts than the prefix: no n-gram already seen
-    print(f"\n| incremental form | µs per {DELTA_CHARS}-char delta after 10 kB "
-          f"| after {args.size // 1000} kB | ratio |")
+    print(
+        f"\n| incremental form | µs per {DELTA_CHARS}-char delta after 10 kB "
+        f"| after {args.size // 1000} kB | ratio |"
+    )
     print("|---|---:|---:|---:|")
     for label, factory in INCREMENTAL.items():
         early = late = float("inf")

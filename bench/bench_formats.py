@@ -34,28 +34,64 @@ DELTA_CHARS = 16
 def lines_for(text: str) -> dict[str, bytes]:
     """One realistic line per format carrying `text` as its response."""
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}
-    chat = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "Qwen/Qwen3-8B",
-            "choices": [choice], "usage": {"prompt_tokens": 31, "completion_tokens": 8192}}
+    chat = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "Qwen/Qwen3-8B",
+        "choices": [choice],
+        "usage": {"prompt_tokens": 31, "completion_tokens": 8192},
+    }
     tokens = list(range(8192))
     meta = {"finish_reason": {"type": "length"}, "completion_tokens": 8192}
     objs: dict[str, Any] = {
         "openai_chat": chat,
-        "openai_completion": {**chat, "object": "text_completion",
-                              "choices": [{"index": 0, "text": text, "finish_reason": "length"}]},
-        "openai_batch": {"id": "b", "custom_id": "c", "response": {"status_code": 200, "body": chat},
-                         "error": None},
-        "sglang_log": {"event": "request.finished", "rid": "r",
-                       "obj": {"sampling_params": {"max_new_tokens": 8192}},
-                       "out": {"text": text, "meta_info": meta}},
-        "slime_rollout": {"group_index": 1, "index": 2, "rollout_id": None, "tokens": tokens,
-                          "response": text, "response_length": 8000, "loss_mask": [1] * 8000,
-                          "status": "truncated"},
-        "relax_rollout": {"rollout_id": 7, "sample_index": 0, "prompt": "p", "response": text,
-                          "response_length": 8192, "status": "truncated", "group_index": 0},
+        "openai_completion": {
+            **chat,
+            "object": "text_completion",
+            "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
+        },
+        "openai_batch": {
+            "id": "b",
+            "custom_id": "c",
+            "response": {"status_code": 200, "body": chat},
+            "error": None,
+        },
+        "sglang_log": {
+            "event": "request.finished",
+            "rid": "r",
+            "obj": {"sampling_params": {"max_new_tokens": 8192}},
+            "out": {"text": text, "meta_info": meta},
+        },
+        "slime_rollout": {
+            "group_index": 1,
+            "index": 2,
+            "rollout_id": None,
+            "tokens": tokens,
+            "response": text,
+            "response_length": 8000,
+            "loss_mask": [1] * 8000,
+            "status": "truncated",
+        },
+        "relax_rollout": {
+            "rollout_id": 7,
+            "sample_index": 0,
+            "prompt": "p",
+            "response": text,
+            "response_length": 8192,
+            "status": "truncated",
+            "group_index": 0,
+        },
         "verl_rollout": {"input": "q", "output": text, "gts": "4", "score": 0.0, "step": 120},
-        "trinity_experience": {"eid": {"batch": 3, "task": 5, "run": 1, "step": 0, "suffix": "a"},
-                               "type": "single_turn", "prompt_length": 57, "response_length": 8192,
-                               "info": {}, "metrics": {}, "response_text": text},
+        "trinity_experience": {
+            "eid": {"batch": 3, "task": 5, "run": 1, "step": 0, "suffix": "a"},
+            "type": "single_turn",
+            "prompt_length": 57,
+            "response_length": 8192,
+            "info": {},
+            "metrics": {},
+            "response_text": text,
+        },
         "generic": {"response": text, "status": "truncated", "tokens": tokens, "prompt_length": 192},
         "custom": {"text": text, "finish_reason": "length"},
     }
@@ -97,7 +133,7 @@ def bench_formats(chars: int, repeat: int) -> list[tuple[str, float, float]]:
 def bench_streams(chars: int, repeat: int) -> tuple[float, float, float]:
     classifier = Classifier()
     text = ("Let me restate it. " + "I will check the units again. " * (chars // 30 + 1))[:chars]
-    deltas = [text[i:i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
+    deltas = [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
 
     def direct() -> None:
         stream = classifier.open_stream()

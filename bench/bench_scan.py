@@ -136,9 +136,7 @@ def main() -> None:
     run_case("long clean", clean_texts(args.texts, args.chars), args.repeat, rows)
     run_case("long looping", looping_texts(args.texts, args.chars), args.repeat, rows)
     print("\n".join(rows))
-    print(
-        f"\n(best of {args.repeat} runs each; one core; zlib {zlib.ZLIB_RUNTIME_VERSION})"
-    )
+    print(f"\n(best of {args.repeat} runs each; one core; zlib {zlib.ZLIB_RUNTIME_VERSION})")
 
 
 if __name__ == "__main__":

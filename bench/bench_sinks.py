@@ -22,12 +22,21 @@ from prometheus_client import CollectorRegistry
 
 ROUNDS = 20_000
 
-_LINE = orjson.dumps({
-    "id": "chatcmpl-1", "model": "qwen3-8b", "object": "chat.completion",
-    "choices": [{"index": 0, "finish_reason": "length",
-                 "message": {"role": "assistant", "content": "all work and no play " * 90}}],
-    "usage": {"prompt_tokens": 120, "completion_tokens": 1000, "total_tokens": 1120},
-})
+_LINE = orjson.dumps(
+    {
+        "id": "chatcmpl-1",
+        "model": "qwen3-8b",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "length",
+                "message": {"role": "assistant", "content": "all work and no play " * 90},
+            }
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 1000, "total_tokens": 1120},
+    }
+)
 
 
 def _results() -> list[Classification]:
@@ -36,14 +45,30 @@ def _results() -> list[Classification]:
         finish_reason=FinishReason.LENGTH,
         findings=(Finding("compression", "repetition", True), Finding("tail_period", "repetition", True)),
         loop=LoopSpan("content", 500, 21, "all work and no play", 1400, 1400, 0.26, 700),
-        leaks={"<|im_end|>": 1}, text_chars=1900, reasoning_chars=0, repetition_score=0.74,
-        output_tokens=1000, max_tokens=1000, model="qwen3-8b", run="grpo", step=0,
+        leaks={"<|im_end|>": 1},
+        text_chars=1900,
+        reasoning_chars=0,
+        repetition_score=0.74,
+        output_tokens=1000,
+        max_tokens=1000,
+        model="qwen3-8b",
+        run="grpo",
+        step=0,
     )
     clean = Classification(
-        flags=frozenset(), finish_reason=FinishReason.STOP,
-        findings=(Finding("compression", "repetition", False),), loop=None, leaks={},
-        text_chars=1200, reasoning_chars=300, repetition_score=0.02,
-        output_tokens=400, max_tokens=1000, model="qwen3-8b", run="grpo", step=0,
+        flags=frozenset(),
+        finish_reason=FinishReason.STOP,
+        findings=(Finding("compression", "repetition", False),),
+        loop=None,
+        leaks={},
+        text_chars=1200,
+        reasoning_chars=300,
+        repetition_score=0.02,
+        output_tokens=400,
+        max_tokens=1000,
+        model="qwen3-8b",
+        run="grpo",
+        step=0,
     )
     return [looping if i % 10 == 0 else clean for i in range(ROUNDS)]
 

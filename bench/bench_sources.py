@@ -62,15 +62,24 @@ def splitter_only(path: Path) -> int:
 
 def config_for(path: Path, positions: Path | None) -> FileTailConfig:
     return FileTailConfig(
-        include=(str(path),), poll_interval=timedelta(milliseconds=1), glob_interval=timedelta(hours=1),
-        positions_file=positions, sync_interval=timedelta(seconds=1),
+        include=(str(path),),
+        poll_interval=timedelta(milliseconds=1),
+        glob_interval=timedelta(hours=1),
+        positions_file=positions,
+        sync_interval=timedelta(seconds=1),
     )
 
 
 def tailer_only(path: Path) -> int:
     out: list[Line] = []
-    tailer = FileTailer(config_for(path, None), CommitLedger(None), SourceStats(), out.append,
-                        clock=time.monotonic, wall_clock=time.time)
+    tailer = FileTailer(
+        config_for(path, None),
+        CommitLedger(None),
+        SourceStats(),
+        out.append,
+        clock=time.monotonic,
+        wall_clock=time.time,
+    )
     tailer.discover()
     while tailer.poll():
         pass

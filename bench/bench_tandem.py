@@ -45,9 +45,10 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
 def clean_prose(shared: Path, size: int) -> str:
     """Every text labelled clean in both dev sets, joined, repeated to `size` characters."""
     texts: list[str] = []
-    for folder, files in (("gpt2-large-webtext-dev", ["human", "nucleus", "greedy", "beam", "topk", "typical",
-                                                      "contrastive"]),
-                          ("smollm2-long-dev", ["outputs"])):
+    for folder, files in (
+        ("gpt2-large-webtext-dev", ["human", "nucleus", "greedy", "beam", "topk", "typical", "contrastive"]),
+        ("smollm2-long-dev", ["outputs"]),
+    ):
         base = shared / "data" / folder
         clean = {r["id"] for r in _jsonl(base / "labels.jsonl") if r["label"] == "clean"}
         for name in files:
@@ -80,7 +81,7 @@ def relax_scan(text: str, window: int = 10_000, stride: int = 5_000, threshold: 
         starts.append(last)
     hit = False
     for s in starts:
-        raw = text[s:s + window].encode("utf-8")
+        raw = text[s : s + window].encode("utf-8")
         hit = len(raw) / len(zlib.compress(raw, 9)) > threshold or hit
     return hit
 
@@ -98,7 +99,7 @@ def default_verdict(text: str) -> bool:
 def tandem_stream(text: str) -> bool:
     live = TandemRepeat(TandemRepeatParams())
     for i in range(0, len(text), DELTA_CHARS):
-        live.feed(text[i:i + DELTA_CHARS])
+        live.feed(text[i : i + DELTA_CHARS])
     return live.finish().flagged
 
 
@@ -135,8 +136,10 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared material folder")
     args = ap.parse_args()
     texts = inputs(args.shared, args.size)
-    print(f"zlib {zlib.ZLIB_RUNTIME_VERSION}; default verdict = {list(DEFAULT_REPETITION_DETECTORS)}; "
-          f"inputs of {args.size:,} code points\n")
+    print(
+        f"zlib {zlib.ZLIB_RUNTIME_VERSION}; default verdict = {list(DEFAULT_REPETITION_DETECTORS)}; "
+        f"inputs of {args.size:,} code points\n"
+    )
     print("| input | form | MB/s | vs Relax scan | peak MiB | flagged |")
     print("|---|---|---:|---:|---:|---|")
     for name, text in texts.items():
@@ -145,14 +148,19 @@ def main() -> None:
         for form, fn in FORMS.items():
             secs, verdict = best_seconds(fn, text, args.repeat)
             base_s = base_s or secs
-            print(f"| {name} | {form} | {mb / secs:,.1f} | {base_s / secs:.2f}x | {peak_mib(fn, text):.2f} | "
-                  f"{'yes' if verdict else 'no'} |")
+            print(
+                f"| {name} | {form} | {mb / secs:,.1f} | {base_s / secs:.2f}x | {peak_mib(fn, text):.2f} | "
+                f"{'yes' if verdict else 'no'} |"
+            )
     clean = texts["clean"] + texts["clean"][:40_000]
+
     def fresh() -> TandemRepeat:
         return TandemRepeat(TandemRepeatParams())
 
     early = min(per_delta_us(fresh, clean[:10_000], clean[10_000:40_000]) for _ in range(3))
-    late = min(per_delta_us(fresh, clean[:args.size], clean[args.size:args.size + 30_000]) for _ in range(3))
+    late = min(
+        per_delta_us(fresh, clean[: args.size], clean[args.size : args.size + 30_000]) for _ in range(3)
+    )
     print("\n| incremental form | µs per 16-char delta after 10 kB | after 500 kB | ratio |")
     print("|---|---:|---:|---:|")
     print(f"| tandem_repeat | {early:.2f} | {late:.2f} | {late / early:.2f} |")

@@ -72,15 +72,18 @@ def load_labels(folder: Path) -> dict[str, Label]:
 
 def load_gpt2(shared: Path) -> tuple[list[Sample], dict[str, Label]]:
     folder = shared / "data" / "gpt2-large-webtext-dev"
-    samples = [Sample(r["id"], m, r["text"])
-               for m in GPT2_METHODS for r in _read_jsonl(folder / f"{m}.jsonl.gz")]
+    samples = [
+        Sample(r["id"], m, r["text"]) for m in GPT2_METHODS for r in _read_jsonl(folder / f"{m}.jsonl.gz")
+    ]
     return samples, load_labels(folder)
 
 
 def load_smollm2(shared: Path) -> tuple[list[Sample], dict[str, Label]]:
     folder = shared / "data" / "smollm2-long-dev"
-    samples = [Sample(r["id"], r["category"], r["text"], r["token_ids"])
-               for r in _read_jsonl(folder / "outputs.jsonl.gz")]
+    samples = [
+        Sample(r["id"], r["category"], r["text"], r["token_ids"])
+        for r in _read_jsonl(folder / "outputs.jsonl.gz")
+    ]
     return samples, load_labels(folder)
 
 
@@ -109,7 +112,7 @@ class Score:
     flag_rate: Mapping[str, tuple[int, int]]
     misses: tuple[str, ...]
     false_positives: tuple[tuple[str, str], ...]
-    late_or_early: tuple[tuple[Sample, int, Finding], ...]   # (sample, labelled onset, finding)
+    late_or_early: tuple[tuple[Sample, int, Finding], ...]  # (sample, labelled onset, finding)
 
     @property
     def recall(self) -> float:
@@ -161,22 +164,30 @@ def _fmt_rate(counts: tuple[int, int]) -> str:
 
 
 def _around(text: str, at: int) -> str:
-    return repr(text[max(0, at - CONTEXT_CHARS // 2):at]) + " | " + repr(text[at:at + CONTEXT_CHARS])
+    return repr(text[max(0, at - CONTEXT_CHARS // 2) : at]) + " | " + repr(text[at : at + CONTEXT_CHARS])
 
 
 def print_onsets(score_: Score) -> None:
     """Each loop dated outside the tolerance: labelled vs found onset, period, text around both."""
     for sample, labelled, f in score_.late_or_early:
         found = f.onset or 0
-        print(f"ONSET {sample.id}: labelled {labelled}, found {found} ({found - labelled:+d} chars, "
-              f"period {f.period}, text {len(sample.text)})")
+        print(
+            f"ONSET {sample.id}: labelled {labelled}, found {found} ({found - labelled:+d} chars, "
+            f"period {f.period}, text {len(sample.text)})"
+        )
         print(f"  labelled: {_around(sample.text, labelled)}")
         print(f"  found:    {_around(sample.text, found)}")
 
 
-def report(name: str, samples: Sequence[Sample], labels: Mapping[str, Label],
-           verdicts: Mapping[str, Verdict], groups: Sequence[str], quiet: bool,
-           onsets: bool = False) -> dict[str, Score]:
+def report(
+    name: str,
+    samples: Sequence[Sample],
+    labels: Mapping[str, Label],
+    verdicts: Mapping[str, Verdict],
+    groups: Sequence[str],
+    quiet: bool,
+    onsets: bool = False,
+) -> dict[str, Score]:
     scores = {row: score(samples, labels, v) for row, v in verdicts.items()}
     print(f"\n## {name}\n")
     print("| detector | recall | precision | onset within 2% | " + " | ".join(groups) + " |")
@@ -201,8 +212,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared material folder")
     parser.add_argument("--quiet", action="store_true", help="tables only, no miss/false-positive list")
-    parser.add_argument("--onsets", action="store_true", help="list the default verdict's onsets outside "
-                        "the tolerance, with the text around them")
+    parser.add_argument(
+        "--onsets",
+        action="store_true",
+        help="list the default verdict's onsets outside the tolerance, with the text around them",
+    )
     args = parser.parse_args(argv)
     available = [n for n in PUBLISHED if n in DETECTORS]
     common: dict[str, Verdict] = {"default": detector_verdict(DEFAULT_REPETITION_DETECTORS)}
@@ -211,16 +225,30 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"default verdict = OR of {list(DEFAULT_REPETITION_DETECTORS)}")
 
     samples, labels = load_gpt2(args.shared)
-    report("GPT-2-large WebText (flag rate per decoding method, all 400 texts each)", samples, labels, common,
-           GPT2_METHODS, args.quiet, args.onsets)
+    report(
+        "GPT-2-large WebText (flag rate per decoding method, all 400 texts each)",
+        samples,
+        labels,
+        common,
+        GPT2_METHODS,
+        args.quiet,
+        args.onsets,
+    )
 
     samples, labels = load_smollm2(args.shared)
     smol = dict(common)
     if "ngram_ratio" in DETECTORS:
         smol["ngram_ratio on token ids"] = detector_verdict(["ngram_ratio"], token_ids=True)
     categories = sorted({s.group for s in samples})
-    report("SmolLM2-135M long replies (flag rate per category, all replies)", samples, labels, smol,
-           categories, args.quiet, args.onsets)
+    report(
+        "SmolLM2-135M long replies (flag rate per category, all replies)",
+        samples,
+        labels,
+        smol,
+        categories,
+        args.quiet,
+        args.onsets,
+    )
 
 
 if __name__ == "__main__":

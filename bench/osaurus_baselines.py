@@ -28,8 +28,14 @@ _WS = frozenset(WHITESPACE)
 class PublishedStreamDetector:
     """The hardened combined detector (runs, then n-grams 3-12 x 12, 4096-character tail), naively."""
 
-    def __init__(self, min_n: int = 3, max_n: int = 12, repeats: int = 12, tail_chars: int | None = 4096,
-                 runs: bool = True) -> None:
+    def __init__(
+        self,
+        min_n: int = 3,
+        max_n: int = 12,
+        repeats: int = 12,
+        tail_chars: int | None = 4096,
+        runs: bool = True,
+    ) -> None:
         self.min_n, self.max_n, self.repeats = min_n, max_n, repeats
         self.tail_chars, self.runs = tail_chars, runs
         self.tail = ""
@@ -48,8 +54,9 @@ class PublishedStreamDetector:
         return Finding(detector="published", kind="repetition", flagged=True, evidence=evidence)
 
     def finish(self) -> Finding:
-        return Finding(detector="published", kind="repetition", flagged=self.fired is not None,
-                       evidence=self.fired)
+        return Finding(
+            detector="published", kind="repetition", flagged=self.fired is not None, evidence=self.fired
+        )
 
     def _runs(self, delta: str) -> str | None:
         touched = False
@@ -65,8 +72,10 @@ class PublishedStreamDetector:
                 self.run_growth, touched = self.run_growth + 1, True
             threshold = 64 if (char.isalpha() or char.isnumeric()) else 256
             if self.run_growth >= 3 and self.run_len >= threshold:
-                return (f'character "{char}" repeated {self.run_len}x consecutively '
-                        f"across {self.run_growth} deltas")
+                return (
+                    f'character "{char}" repeated {self.run_len}x consecutively '
+                    f"across {self.run_growth} deltas"
+                )
         return None
 
     def _ngrams(self, delta: str) -> str | None:
@@ -135,8 +144,9 @@ def loop_free_prose(size: int, data: Path) -> str:
     return text[:size]
 
 
-def _per_delta_us(factory: Callable[[], IncrementalDetector], text: str, seen: int, span: int,
-                  delta_chars: int) -> float:
+def _per_delta_us(
+    factory: Callable[[], IncrementalDetector], text: str, seen: int, span: int, delta_chars: int
+) -> float:
     live = factory()
     for i in range(0, seen, 4_096):
         live.feed(text[i : min(i + 4_096, seen)])
@@ -152,9 +162,13 @@ def _per_delta_us(factory: Callable[[], IncrementalDetector], text: str, seen: i
 
 STREAMING: dict[str, tuple[Callable[[], IncrementalDetector], Callable[[], IncrementalDetector]]] = {
     "stream_ngram (char_runs: true = published combined)": (
-        lambda: StreamNgram(StreamNgramParams(char_runs=True)), PublishedStreamDetector),
+        lambda: StreamNgram(StreamNgramParams(char_runs=True)),
+        PublishedStreamDetector,
+    ),
     "stream_ngram (n-grams only)": (
-        lambda: StreamNgram(StreamNgramParams()), lambda: PublishedStreamDetector(runs=False)),
+        lambda: StreamNgram(StreamNgramParams()),
+        lambda: PublishedStreamDetector(runs=False),
+    ),
 }
 
 
@@ -172,6 +186,8 @@ def streaming_table(size: int, data: Path, delta_chars: int, repeat: int = 5) ->
         late = min(_per_delta_us(ours, text, size, 30_000, delta_chars) for _ in range(repeat))
         naive_early = _per_delta_us(naive, text, 10_000, 8_000, delta_chars)
         naive_late = _per_delta_us(naive, text, size, 8_000, delta_chars)
-        lines.append(f"| {label} | {early:.2f} | {late:.2f} | {late / early:.2f} | {naive_early:,.0f} | "
-                     f"{naive_late:,.0f} | {naive_late / late:,.0f}x |")
+        lines.append(
+            f"| {label} | {early:.2f} | {late:.2f} | {late / early:.2f} | {naive_early:,.0f} | "
+            f"{naive_late:,.0f} | {naive_late / late:,.0f}x |"
+        )
     return "\n".join(lines)

@@ -29,8 +29,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.daemon_harness import DaemonProcess, parse_samples, total
 from tests.log_lines import chat_line, rollout_line
 
-WORDS = ("the", "model", "checks", "each", "step", "of", "proof", "and", "then", "writes", "final",
-         "answer", "with", "care", "while", "keeping", "track", "units", "signs", "order", "operations")
+WORDS = (
+    "the",
+    "model",
+    "checks",
+    "each",
+    "step",
+    "of",
+    "proof",
+    "and",
+    "then",
+    "writes",
+    "final",
+    "answer",
+    "with",
+    "care",
+    "while",
+    "keeping",
+    "track",
+    "units",
+    "signs",
+    "order",
+    "operations",
+)
 MIX = (("clean", 0.90), ("loop", 0.05), ("leak", 0.03), ("ceiling", 0.02))
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -112,12 +133,28 @@ def soak(duration: float, rate: int, interval: float, workdir: Path) -> tuple[di
     (logs / "gen").mkdir(parents=True)
     (logs / "rollout").mkdir()
     config = workdir / "config.yaml"
-    config.write_text(json.dumps({"sources": [
-        {"name": "gen", "include": [f"{logs}/gen/*.jsonl"], "format": "openai_chat", "start_at": "beginning",
-         "positions_file": str(workdir / "pos-gen.json")},
-        {"name": "grpo", "include": [f"{logs}/rollout/*.jsonl"], "format": "relax_rollout",
-         "start_at": "beginning", "positions_file": str(workdir / "pos-grpo.json")},
-    ]}))
+    config.write_text(
+        json.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "gen",
+                        "include": [f"{logs}/gen/*.jsonl"],
+                        "format": "openai_chat",
+                        "start_at": "beginning",
+                        "positions_file": str(workdir / "pos-gen.json"),
+                    },
+                    {
+                        "name": "grpo",
+                        "include": [f"{logs}/rollout/*.jsonl"],
+                        "format": "relax_rollout",
+                        "start_at": "beginning",
+                        "positions_file": str(workdir / "pos-grpo.json"),
+                    },
+                ]
+            }
+        )
+    )
     daemon = DaemonProcess(["--config", str(config), "--log-level", "WARNING"], workdir / "daemon.log")
     writer = Writer(logs, rate, duration, _pool(2000, 7))
     series: Series = []
@@ -137,10 +174,17 @@ def soak(duration: float, rate: int, interval: float, workdir: Path) -> tuple[di
             cpu, rss = _proc_sample(daemon.process.pid)
             now = time.monotonic()
             counted = total(parse_samples(text), "degeneration_responses_total")
-            series.append({"t": round(now - t0, 1), "rss_mb": round(rss / 2**20, 1),
-                           "cpu_pct": round(100 * (cpu - last_cpu) / (now - last_t), 1),
-                           "scrape_ms": round(scrape_ms, 2), "written": writer.written, "counted": counted,
-                           "scrape_bytes": len(text)})
+            series.append(
+                {
+                    "t": round(now - t0, 1),
+                    "rss_mb": round(rss / 2**20, 1),
+                    "cpu_pct": round(100 * (cpu - last_cpu) / (now - last_t), 1),
+                    "scrape_ms": round(scrape_ms, 2),
+                    "written": writer.written,
+                    "counted": counted,
+                    "scrape_bytes": len(text),
+                }
+            )
             last_cpu, last_t = cpu, now
         writer.join()
         caught_up_at = time.monotonic()
@@ -152,15 +196,26 @@ def soak(duration: float, rate: int, interval: float, workdir: Path) -> tuple[di
         daemon.stop()
     rss_series = [s["rss_mb"] for s in series]
     scrapes = sorted(s["scrape_ms"] for s in series)
-    steady = series[len(series) // 5:]  # skip the first fifth (imports, first allocations)
+    steady = series[len(series) // 5 :]  # skip the first fifth (imports, first allocations)
     summary = {
-        "duration_s": duration, "rate_per_s": rate, "written": writer.written, "rejected": rejected,
-        "writer_max_behind_s": round(writer.behind_s, 3), "catch_up_after_writer_s": round(catch_up_s, 2),
-        "rss_mb": {"first": rss_series[0], "after_first_fifth": steady[0]["rss_mb"], "last": rss_series[-1],
-                   "max": max(rss_series)},
+        "duration_s": duration,
+        "rate_per_s": rate,
+        "written": writer.written,
+        "rejected": rejected,
+        "writer_max_behind_s": round(writer.behind_s, 3),
+        "catch_up_after_writer_s": round(catch_up_s, 2),
+        "rss_mb": {
+            "first": rss_series[0],
+            "after_first_fifth": steady[0]["rss_mb"],
+            "last": rss_series[-1],
+            "max": max(rss_series),
+        },
         "cpu_pct_mean": round(statistics.fmean(s["cpu_pct"] for s in steady), 1),
-        "scrape_ms": {"p50": scrapes[len(scrapes) // 2], "p99": scrapes[min(len(scrapes) - 1,
-                      int(len(scrapes) * 0.99))], "max": scrapes[-1]},
+        "scrape_ms": {
+            "p50": scrapes[len(scrapes) // 2],
+            "p99": scrapes[min(len(scrapes) - 1, int(len(scrapes) * 0.99))],
+            "max": scrapes[-1],
+        },
     }
     return summary, series
 
@@ -179,8 +234,10 @@ def main() -> int:
     print(json.dumps(summary, indent=1))
     print("t_s  rss_mb  cpu_pct  scrape_ms  written  counted")
     for s in series:
-        print(f"{s['t']:>5} {s['rss_mb']:>7} {s['cpu_pct']:>8} {s['scrape_ms']:>10} {s['written']:>8} "
-              f"{s['counted']:>8.0f}")
+        print(
+            f"{s['t']:>5} {s['rss_mb']:>7} {s['cpu_pct']:>8} {s['scrape_ms']:>10} {s['written']:>8} "
+            f"{s['counted']:>8.0f}"
+        )
     return 0
 
 

@@ -18,6 +18,7 @@ PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 
-.venv/bin/ruff check exporter tests bench dashboards
+.venv/bin/ruff check exporter tests bench dashboards scripts examples
+.venv/bin/ruff format --check exporter tests bench dashboards scripts examples
 .venv/bin/mypy --strict exporter/degeneration_exporter
 .venv/bin/pytest -q "$@"

@@ -65,20 +65,40 @@ class DaemonProcess:
     Use as a context manager so a failing test still stops it; `stop()` is idempotent.
     """
 
-    def __init__(self, args: Sequence[str], log_file: Path, port: int | None = None,
-                 env: Mapping[str, str] | None = None, *, stdin_pipe: bool = False,
-                 tls: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: Sequence[str],
+        log_file: Path,
+        port: int | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        stdin_pipe: bool = False,
+        tls: ssl.SSLContext | None = None,
+        auth: tuple[str, str] | None = None,
+    ) -> None:
         self.port = port or free_port()
         self.scheme = "https" if tls is not None else "http"
         self.client = httpx.Client(verify=tls if tls is not None else True, auth=auth, timeout=10)
         self.log_file = log_file
-        command = [sys.executable, "-m", "degeneration_exporter", "run", *args,
-                   "--listen", f"127.0.0.1:{self.port}"]
+        command = [
+            sys.executable,
+            "-m",
+            "degeneration_exporter",
+            "run",
+            *args,
+            "--listen",
+            f"127.0.0.1:{self.port}",
+        ]
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
         full_env.update(env or {})
         self._log = log_file.open("ab")
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
-                                        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            command,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=full_env,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        )
         try:
             wait_for(self._healthy, 30, f"daemon /healthz on port {self.port} (log: {log_file})")
         except BaseException:
@@ -111,11 +131,13 @@ class DaemonProcess:
 
     def wait_for_total(self, name: str, expected: float, timeout: float = 30, **labels: str) -> Samples:
         """Scrape until the summed series reaches `expected` exactly; fail if it overshoots."""
+
         def reached() -> Samples | None:
             samples = self.scrape()
             value = total(samples, name, **labels)
             assert value <= expected, f"{name}{labels} = {value} > {expected}"
             return samples if value == expected else None
+
         return wait_for(reached, timeout, f"{name}{labels} == {expected}")
 
     def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 30) -> int:

@@ -8,30 +8,60 @@ from __future__ import annotations
 
 import orjson
 
-CLEAN = ("The derivative of x squared is two x. A binary search halves the interval at every step. "
-         "Paris is the capital of France.")
+CLEAN = (
+    "The derivative of x squared is two x. A binary search halves the interval at every step. "
+    "Paris is the capital of France."
+)
 LOOP = "Here is the plan. " + "Wait, let me check that again. " * 40
 LEAK = "The answer is four.<|im_end|>Anything else?"
 
 
 def chat_line(text: str, finish_reason: str = "stop", model: str = "Qwen/Qwen3-8B", n: int = 0) -> bytes:
     """One OpenAI `chat.completion` object as a JSONL line."""
-    return orjson.dumps({
-        "id": f"chatcmpl-{n:06d}", "object": "chat.completion", "created": 1764460800 + n, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4),
-                  "total_tokens": 10 + max(1, len(text) // 4)},
-    }) + b"\n"
+    return (
+        orjson.dumps(
+            {
+                "id": f"chatcmpl-{n:06d}",
+                "object": "chat.completion",
+                "created": 1764460800 + n,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": finish_reason,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": 10,
+                    "completion_tokens": max(1, len(text) // 4),
+                    "total_tokens": 10 + max(1, len(text) // 4),
+                },
+            }
+        )
+        + b"\n"
+    )
 
 
 def rollout_line(text: str, status: str = "completed", rollout_id: int = 1, n: int = 0) -> bytes:
     """One Relax `rollout_result/train/{rollout_id}.jsonl` record as a JSONL line."""
-    return orjson.dumps({
-        "rollout_id": rollout_id, "sample_index": n, "prompt": "Explain.", "response": text,
-        "reward": 0.0, "prompt_length": 3, "response_length": max(1, len(text) // 4),
-        "total_length": 3 + max(1, len(text) // 4), "status": status, "group_index": n // 4,
-    }) + b"\n"
+    return (
+        orjson.dumps(
+            {
+                "rollout_id": rollout_id,
+                "sample_index": n,
+                "prompt": "Explain.",
+                "response": text,
+                "reward": 0.0,
+                "prompt_length": 3,
+                "response_length": max(1, len(text) // 4),
+                "total_length": 3 + max(1, len(text) // 4),
+                "status": status,
+                "group_index": n // 4,
+            }
+        )
+        + b"\n"
+    )
 
 
 def append(path: object, *lines: bytes) -> None:

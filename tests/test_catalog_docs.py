@@ -17,8 +17,24 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "metrics.md"
 
 # Label names Prometheus reserves or that clash with common target labels (ecosystem.md §2.2).
-_FORBIDDEN_LABELS = {"le", "quantile", "type", "instance", "job", "region", "zone", "cluster", "service",
-                     "environment", "env", "path", "request_id", "prompt", "text", "step"}
+_FORBIDDEN_LABELS = {
+    "le",
+    "quantile",
+    "type",
+    "instance",
+    "job",
+    "region",
+    "zone",
+    "cluster",
+    "service",
+    "environment",
+    "env",
+    "path",
+    "request_id",
+    "prompt",
+    "text",
+    "step",
+}
 
 
 def test_docs_metrics_md_is_the_generated_markdown() -> None:
@@ -55,7 +71,10 @@ def test_metrics_list_prints_every_metric_as_json(capsys: pytest.CaptureFixture[
 def test_metrics_list_table_from_the_console_script() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "degeneration_exporter", "metrics", "list"],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["NAME", "TYPE", "LABELS"]

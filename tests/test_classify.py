@@ -40,9 +40,12 @@ def test_output_tokens_come_from_the_action_mask_else_the_ids_after_the_prompt()
     assert masked.output_tokens == 4
     assert c.classify(Record(text=PROSE, token_ids=ids, prompt_length=4)).output_tokens == 6
     assert c.classify(Record(text=PROSE, token_ids=ids, prompt_length=12)).output_tokens == 0
-    assert FlagKind.CEILING in c.classify(
-        Record(text=PROSE, token_ids=ids, prompt_length=4, action_mask=[1, 1, 0, 1, 1, 0], max_tokens=4)
-    ).flags
+    assert (
+        FlagKind.CEILING
+        in c.classify(
+            Record(text=PROSE, token_ids=ids, prompt_length=4, action_mask=[1, 1, 0, 1, 1, 0], max_tokens=4)
+        ).flags
+    )
 
 
 def test_leaks_count_visible_content_only() -> None:

@@ -31,9 +31,18 @@ from tests.tls_cert import self_signed_cert
 
 def _config(tmp_path: Path, logs: Path, positions: Path, **source: object) -> Path:
     config = {
-        "sources": [{"name": "gen", "include": [f"{logs}/*.jsonl"], "format": "openai_chat",
-                     "positions_file": str(positions), "sync_interval": "PT1H", "poll_interval": "PT0.1S",
-                     "glob_interval": "PT0.2S", **source}],
+        "sources": [
+            {
+                "name": "gen",
+                "include": [f"{logs}/*.jsonl"],
+                "format": "openai_chat",
+                "positions_file": str(positions),
+                "sync_interval": "PT1H",
+                "poll_interval": "PT0.1S",
+                "glob_interval": "PT0.2S",
+                **source,
+            }
+        ],
     }
     path = tmp_path / "config.yaml"
     path.write_bytes(orjson.dumps(config))  # JSON is YAML
@@ -92,8 +101,10 @@ def test_bad_lines_never_kill_the_daemon(tmp_path: Path) -> None:
             chat_line(LOOP, "length", n=3),
         )
         samples = daemon.wait_for_total("degeneration_responses_total", 3)
-        rejected = {reason: total(samples, "degeneration_lines_rejected_total", reason=reason)
-                    for reason in ("invalid_json", "encoding", "missing_field", "too_long", "internal")}
+        rejected = {
+            reason: total(samples, "degeneration_lines_rejected_total", reason=reason)
+            for reason in ("invalid_json", "encoding", "missing_field", "too_long", "internal")
+        }
         expected = {"invalid_json": 3, "encoding": 2, "missing_field": 1, "too_long": 1, "internal": 0}
         assert rejected == expected
         assert total(samples, "degeneration_responses_flagged_total", kind="ceiling_while_repeating") == 1
@@ -145,8 +156,9 @@ class _FailingOnLoopSink:
 def test_a_failing_sink_costs_one_line_counted_internal_and_the_line_is_committed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    source = _ListSource([chat_line(CLEAN, n=0).rstrip(), chat_line(LOOP, n=1).rstrip(),
-                          chat_line(LEAK, n=2).rstrip()])
+    source = _ListSource(
+        [chat_line(CLEAN, n=0).rstrip(), chat_line(LOOP, n=1).rstrip(), chat_line(LEAK, n=2).rstrip()]
+    )
     sink = _FailingOnLoopSink()
     runner = SourceRunner(source, "openai_chat", Classifier(), [sink])
     for line in source.lines():
@@ -174,8 +186,11 @@ def test_stdin_lines_are_counted_and_the_daemon_outlives_the_end_of_input(tmp_pa
 
 def test_http_push_mounted_on_the_main_port(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
-    config.write_bytes(orjson.dumps({"sources": [
-        {"type": "http_push", "name": "push", "listen_host": None, "format": "openai_chat"}]}))
+    config.write_bytes(
+        orjson.dumps(
+            {"sources": [{"type": "http_push", "name": "push", "listen_host": None, "format": "openai_chat"}]}
+        )
+    )
     with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
         body = chat_line(CLEAN, n=0) + chat_line(LOOP, "length", n=1)
         accepted = httpx.post(f"{daemon.url}/ingest", content=body)
@@ -192,14 +207,19 @@ def test_web_config_puts_tls_and_basic_auth_on_the_daemon_port(tmp_path: Path) -
     cert, key = self_signed_cert(tmp_path)
     hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
     web = tmp_path / "web.yml"
-    web.write_text(f"tls_server_config: {{cert_file: {cert}, key_file: {key}}}\n"
-                   f"basic_auth_users: {{prom: '{hashed}'}}\n")
+    web.write_text(
+        f"tls_server_config: {{cert_file: {cert}, key_file: {key}}}\nbasic_auth_users: {{prom: '{hashed}'}}\n"
+    )
     logs = tmp_path / "logs"
     logs.mkdir()
     append(logs / "a.jsonl", chat_line(CLEAN))
     trust = ssl.create_default_context(cafile=str(cert))
-    with DaemonProcess([f"{logs}/*.jsonl", "--positions-file", str(tmp_path / "p.json"), "--web-config",
-                        str(web)], tmp_path / "daemon.log", tls=trust, auth=("prom", "s3cret")) as daemon:
+    with DaemonProcess(
+        [f"{logs}/*.jsonl", "--positions-file", str(tmp_path / "p.json"), "--web-config", str(web)],
+        tmp_path / "daemon.log",
+        tls=trust,
+        auth=("prom", "s3cret"),
+    ) as daemon:
         assert daemon.url.startswith("https://")
         daemon.wait_for_total("degeneration_responses_total", 1)  # with the right credentials
         assert httpx.get(f"{daemon.url}/metrics", verify=trust).status_code == 401
@@ -213,13 +233,29 @@ def test_otlp_sink_pushes_what_the_daemon_counted(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     config = tmp_path / "config.yaml"
-    config.write_bytes(orjson.dumps({
-        "sources": [{"name": "gen", "include": [f"{logs}/*.jsonl"], "format": "openai_chat",
-                     "positions_file": str(tmp_path / "p.json"), "poll_interval": "PT0.1S",
-                     "glob_interval": "PT0.2S"}],
-        "sinks": {"otlp": {"enabled": True, "endpoint": f"http://127.0.0.1:{receiver.port}",
-                           "interval": "PT0.5S"}},
-    }))
+    config.write_bytes(
+        orjson.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "gen",
+                        "include": [f"{logs}/*.jsonl"],
+                        "format": "openai_chat",
+                        "positions_file": str(tmp_path / "p.json"),
+                        "poll_interval": "PT0.1S",
+                        "glob_interval": "PT0.2S",
+                    }
+                ],
+                "sinks": {
+                    "otlp": {
+                        "enabled": True,
+                        "endpoint": f"http://127.0.0.1:{receiver.port}",
+                        "interval": "PT0.5S",
+                    }
+                },
+            }
+        )
+    )
     try:
         with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
             append(logs / "a.jsonl", chat_line(CLEAN, n=0), chat_line(LOOP, "length", n=1))
@@ -227,8 +263,11 @@ def test_otlp_sink_pushes_what_the_daemon_counted(tmp_path: Path) -> None:
             assert daemon.stop() == 0  # the sink's close() flushes a last export
 
         def pushed(metric: str, **attrs: str) -> float:
-            return sum(p.value or 0.0 for p in receiver.points()
-                       if p.metric == metric and attrs.items() <= p.attributes.items())
+            return sum(
+                p.value or 0.0
+                for p in receiver.points()
+                if p.metric == metric and attrs.items() <= p.attributes.items()
+            )
 
         assert pushed("degeneration.responses", **{"degeneration.source": "gen"}) == 2
         assert pushed("degeneration.responses.flagged", **{"degeneration.flag.kind": "repetition"}) == 1
@@ -241,16 +280,34 @@ def test_otlp_sink_pushes_what_the_daemon_counted(tmp_path: Path) -> None:
 def test_failed_otlp_exports_show_on_the_scrape(tmp_path: Path) -> None:
     dead_port = free_port()  # nothing listens there: every export fails
     config = tmp_path / "config.yaml"
-    config.write_bytes(orjson.dumps({
-        "sources": [{"name": "gen", "include": [f"{tmp_path}/*.jsonl"],
-                     "positions_file": str(tmp_path / "p.json")}],
-        "sinks": {"otlp": {"enabled": True, "endpoint": f"http://127.0.0.1:{dead_port}",
-                           "interval": "PT0.2S", "timeout": "PT0.2S"}},
-    }))
+    config.write_bytes(
+        orjson.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "gen",
+                        "include": [f"{tmp_path}/*.jsonl"],
+                        "positions_file": str(tmp_path / "p.json"),
+                    }
+                ],
+                "sinks": {
+                    "otlp": {
+                        "enabled": True,
+                        "endpoint": f"http://127.0.0.1:{dead_port}",
+                        "interval": "PT0.2S",
+                        "timeout": "PT0.2S",
+                    }
+                },
+            }
+        )
+    )
     with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
         assert ("degeneration_otlp_export_failures_total", frozenset()) in daemon.scrape()  # from the start
-        wait_for(lambda: total(daemon.scrape(), "degeneration_otlp_export_failures_total") >= 2, 30,
-                 "two failed OTLP exports on /metrics")
+        wait_for(
+            lambda: total(daemon.scrape(), "degeneration_otlp_export_failures_total") >= 2,
+            30,
+            "two failed OTLP exports on /metrics",
+        )
         assert daemon.stop() == 0
 
 

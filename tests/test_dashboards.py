@@ -155,8 +155,12 @@ def test_overview_covers_every_flag_kind_and_the_cost_of_loops() -> None:
     exprs = "\n".join(t["expr"] for p in _panels(_boards()["overview"]) for t in p["targets"])
     for kind in FlagKind:
         assert f'kind="{kind}"' in exprs, kind
-    for metric in ("degeneration_loop_tokens_after_onset_total", "degeneration_template_leak_tokens_total",
-                   "degeneration_loop_onset_ratio_bucket", "degeneration_response_tokens_bucket"):
+    for metric in (
+        "degeneration_loop_tokens_after_onset_total",
+        "degeneration_template_leak_tokens_total",
+        "degeneration_loop_onset_ratio_bucket",
+        "degeneration_response_tokens_bucket",
+    ):
         assert metric in exprs, metric
 
 
@@ -172,9 +176,12 @@ def test_promql_helpers_refuse_names_and_labels_the_catalogue_does_not_have() ->
     from degeneration_exporter.dashboards.promql import selector, series
 
     assert selector("degeneration_responses_flagged_total", ['kind!~"ceiling.*"', 'job="a"']) == (
-        'degeneration_responses_flagged_total{kind!~"ceiling.*",job="a"}')
-    assert selector("degeneration_response_tokens", ['le="16"'], "_bucket") == \
-        'degeneration_response_tokens_bucket{le="16"}'
+        'degeneration_responses_flagged_total{kind!~"ceiling.*",job="a"}'
+    )
+    assert (
+        selector("degeneration_response_tokens", ['le="16"'], "_bucket")
+        == 'degeneration_response_tokens_bucket{le="16"}'
+    )
     with pytest.raises(KeyError):
         series("degeneration_responses")
     with pytest.raises(ValueError, match="not valid"):

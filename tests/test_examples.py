@@ -17,8 +17,12 @@ PROMISED = {"repetition": 4 + 3, "template_leak": 2 + 1, "ceiling": 4 + 5, "ceil
 
 
 def test_committed_examples_are_the_generated_ones() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "generate_examples.py"), "--check"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "generate_examples.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -25,8 +25,13 @@ class FakeClock:
 
 def test_keeps_values_up_to_the_cap_then_folds_and_counts() -> None:
     label = BoundedLabel("model_name", 2)
-    assert [label.bound("a", v) for v in ("m1", "m2", "m3", "m1", "m4")] == ["m1", "m2", OVERFLOW_VALUE, "m1",
-                                                                             OVERFLOW_VALUE]
+    assert [label.bound("a", v) for v in ("m1", "m2", "m3", "m1", "m4")] == [
+        "m1",
+        "m2",
+        OVERFLOW_VALUE,
+        "m1",
+        OVERFLOW_VALUE,
+    ]
     assert label.overflow_counts() == {"a": 2}
     assert label.values("a") == ["m1", "m2"]
 

@@ -35,8 +35,13 @@ from tests.log_lines import CLEAN, LOOP, append, chat_line
 def positions_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """The real console entry point in its own process (the lock is per open file, so per process)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
-    return subprocess.run([sys.executable, "-m", "degeneration_exporter", "positions", *args],
-                          capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "positions", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
 
 
 def offsets(positions: Path) -> dict[str, int]:
@@ -44,9 +49,18 @@ def offsets(positions: Path) -> dict[str, int]:
 
 
 def write_config(tmp_path: Path, logs: Path, positions: Path) -> Path:
-    config = {"sources": [{"name": "gen", "include": [f"{logs}/*.jsonl"], "format": "openai_chat",
-                           "positions_file": str(positions), "poll_interval": "PT0.1S",
-                           "glob_interval": "PT0.2S"}]}
+    config = {
+        "sources": [
+            {
+                "name": "gen",
+                "include": [f"{logs}/*.jsonl"],
+                "format": "openai_chat",
+                "positions_file": str(positions),
+                "poll_interval": "PT0.1S",
+                "glob_interval": "PT0.2S",
+            }
+        ]
+    }
     path = tmp_path / "config.yaml"
     path.write_bytes(orjson.dumps(config))  # JSON is YAML
     return path
@@ -54,8 +68,9 @@ def write_config(tmp_path: Path, logs: Path, positions: Path) -> Path:
 
 def entry_for(path: Path, offset: int, *, complete: bool = False) -> PositionEntry:
     st = path.stat()
-    return PositionEntry(FileId(st.st_dev, st.st_ino), str(path), offset, Fingerprint(0, ""), 1764460800.0,
-                         complete)
+    return PositionEntry(
+        FileId(st.st_dev, st.st_ino), str(path), offset, Fingerprint(0, ""), 1764460800.0, complete
+    )
 
 
 @pytest.fixture
@@ -111,8 +126,20 @@ def test_edits_are_refused_while_a_daemon_holds_the_file_and_allowed_after_it_is
         assert len(orjson.loads(shown.stdout)["files"]) == 2
 
         second = subprocess.run(
-            [sys.executable, "-m", "degeneration_exporter", "run", "--config", str(config),
-             "--listen", f"127.0.0.1:{free_port()}"], capture_output=True, text=True, timeout=60)
+            [
+                sys.executable,
+                "-m",
+                "degeneration_exporter",
+                "run",
+                "--config",
+                str(config),
+                "--listen",
+                f"127.0.0.1:{free_port()}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert second.returncode == 2
         assert "sources.gen.positions_file" in second.stderr and "in use by process" in second.stderr
 
@@ -138,8 +165,14 @@ def test_show_lists_identity_offset_size_and_lag_as_table_and_json(
     rows = {Path(str(r["path"])).name: r for r in orjson.loads(capsys.readouterr().out)["files"]}
     st = growing.stat()
     assert rows["gen.jsonl"] == {
-        "path": str(growing), "dev": st.st_dev, "ino": st.st_ino, "offset": 60, "size": 100,
-        "lag_bytes": 40, "complete": False, "updated": "2025-11-30T00:00:00+00:00",
+        "path": str(growing),
+        "dev": st.st_dev,
+        "ino": st.st_ino,
+        "offset": 60,
+        "size": 100,
+        "lag_bytes": 40,
+        "complete": False,
+        "updated": "2025-11-30T00:00:00+00:00",
     }
     assert (rows["old.jsonl.gz"]["lag_bytes"], rows["old.jsonl.gz"]["complete"]) == (0, True)
     assert (rows["gone.jsonl"]["size"], rows["gone.jsonl"]["lag_bytes"]) == (None, None)
@@ -166,8 +199,16 @@ def test_forget_matches_a_renamed_file_by_identity_and_reports_unknown_paths(
     renamed.parent.mkdir()
     old.rename(renamed)
 
-    status = main(["positions", "forget", str(renamed), str(tmp_path / "nope.jsonl"),
-                   "--positions-file", str(positions)])
+    status = main(
+        [
+            "positions",
+            "forget",
+            str(renamed),
+            str(tmp_path / "nope.jsonl"),
+            "--positions-file",
+            str(positions),
+        ]
+    )
     assert status == 1  # one PATH named nothing; the one that did is still forgotten
     assert f"no entry for {tmp_path / 'nope.jsonl'}" in capsys.readouterr().err
     assert [e.path for e in (load_positions(positions) or {}).values()] == [str(other)]

@@ -112,8 +112,9 @@ _RELAXED = [
 ]
 
 
-@pytest.mark.parametrize(("section", "override", "test_name"), _RELAXED,
-                         ids=[f"{s}-{next(iter(o))}" for s, o, _ in _RELAXED])
+@pytest.mark.parametrize(
+    ("section", "override", "test_name"), _RELAXED, ids=[f"{s}-{next(iter(o))}" for s, o, _ in _RELAXED]
+)
 def test_relaxing_a_guard_fails_its_unit_test(
     promtool: str, tmp_path: Path, section: str, override: dict[str, object], test_name: str
 ) -> None:
@@ -152,10 +153,16 @@ def _board_exprs() -> list[tuple[str, str]]:
     found = []
     for board in sorted(GENERATED.glob("*.json")):
         dashboard = json.loads(board.read_text(encoding="utf-8"))
-        found += [(f"{board.stem}: {p['title']}", t["expr"])
-                  for p in dashboard["panels"] for t in p.get("targets", [])]
-        found += [(f"{board.stem}: ${v['name']}", v["query"]) for v in dashboard["templating"]["list"]
-                  if v["type"] == "query"]
+        found += [
+            (f"{board.stem}: {p['title']}", t["expr"])
+            for p in dashboard["panels"]
+            for t in p.get("targets", [])
+        ]
+        found += [
+            (f"{board.stem}: ${v['name']}", v["query"])
+            for v in dashboard["templating"]["list"]
+            if v["type"] == "query"
+        ]
     return found
 
 
@@ -167,8 +174,10 @@ def _as_plain_promql(expr: str) -> str:
 def test_board_expressions_parse_with_promtool(promtool: str, tmp_path: Path) -> None:
     label_values = re.compile(r"label_values\((.*), [a-z_]+\)")  # a variable's series selector
     exprs = [(where, label_values.sub(r"\1", expr)) for where, expr in _board_exprs()]
-    rules = [{"record": f"board:check_{i}:expr", "expr": _as_plain_promql(expr)} for i, (_, expr) in
-             enumerate(exprs)]
+    rules = [
+        {"record": f"board:check_{i}:expr", "expr": _as_plain_promql(expr)}
+        for i, (_, expr) in enumerate(exprs)
+    ]
     path = tmp_path / "board_exprs.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "board-exprs", "rules": rules}]}))
     result = _run(promtool, "check", "rules", str(path))
@@ -177,8 +186,9 @@ def test_board_expressions_parse_with_promtool(promtool: str, tmp_path: Path) ->
 
 
 def test_board_and_rule_expressions_name_only_catalogue_metrics() -> None:
-    known = set(METRICS) | {f"{n}{s}" for n, spec in METRICS.items() if spec.type == "histogram"
-                            for s in HISTOGRAM_SUFFIXES}
+    known = set(METRICS) | {
+        f"{n}{s}" for n, spec in METRICS.items() if spec.type == "histogram" for s in HISTOGRAM_SUFFIXES
+    }
     exprs = [expr for _, expr in _board_exprs()]
     exprs += [str(rule["expr"]) for g in build_rule_groups() for rule in g["rules"]]  # type: ignore[attr-defined]
     used = {token for expr in exprs for token in _METRIC_TOKEN.findall(_RECORDED.sub("", expr))}

@@ -13,20 +13,41 @@ from tests.log_lines import LOOP, append
 
 def chunk_line(request_id: str, content: str, finish_reason: str | None = None) -> bytes:
     """One OpenAI `chat.completion.chunk` as a JSONL line."""
-    return orjson.dumps({
-        "id": request_id, "object": "chat.completion.chunk", "created": 1768000000, "model": "m",
-        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish_reason}],
-    }) + b"\n"
+    return (
+        orjson.dumps(
+            {
+                "id": request_id,
+                "object": "chat.completion.chunk",
+                "created": 1768000000,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish_reason}],
+            }
+        )
+        + b"\n"
+    )
 
 
 def test_capped_stream_keeps_verdict_and_length_and_counts_what_was_not_kept(tmp_path: Path) -> None:
     text = LOOP * 3
     deltas = [text[i : i + 50] for i in range(0, len(text), 50)]
     config = tmp_path / "config.yaml"
-    config.write_bytes(orjson.dumps({"sources": [{
-        "name": "chunks", "include": [f"{tmp_path}/*.jsonl"], "format": "openai_chunk",
-        "positions_file": str(tmp_path / "p.json"), "poll_interval": "PT0.1S", "glob_interval": "PT0.2S",
-        "max_stream_chars": 500}]}))
+    config.write_bytes(
+        orjson.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "chunks",
+                        "include": [f"{tmp_path}/*.jsonl"],
+                        "format": "openai_chunk",
+                        "positions_file": str(tmp_path / "p.json"),
+                        "poll_interval": "PT0.1S",
+                        "glob_interval": "PT0.2S",
+                        "max_stream_chars": 500,
+                    }
+                ]
+            }
+        )
+    )
     with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
         append(tmp_path / "s.jsonl", *(chunk_line("r1", d) for d in deltas), chunk_line("r1", "", "length"))
         samples = daemon.wait_for_total("degeneration_responses_total", 1)

@@ -90,7 +90,7 @@ def test_looping_stream_is_flagged_in_flight_and_matches_the_batch_verdict(class
     findings: list[Finding] = []
     assembler = StreamAssembler(classifier, clock=ManualClock(), on_finding=findings.append)
     text = "Let me restate the question first. " + "I will check the units again. " * 300
-    chunks = [text[i:i + 5] for i in range(0, len(text), 5)]
+    chunks = [text[i : i + 5] for i in range(0, len(text), 5)]
     results: list[Classification] = []
     for chunk in chunks[:-1]:
         results.extend(assembler.feed(Delta("req-loop", content=chunk, model="m")))
@@ -184,8 +184,31 @@ def test_rejects_a_zero_stream_bound(classifier: Classifier) -> None:
 def _long_loop_deltas(request_id: str) -> list[Delta]:
     """Thinking, then an answer that settles into a loop late: 40 kB in 40-character deltas."""
     reasoning = "Let me work through the integral step by step, carefully. " * 40
-    words = ("integral", "bound", "series", "limit", "term", "ratio", "sum", "test", "converges", "since",
-             "each", "the", "of", "a", "is", "by", "we", "so", "and", "then", "first", "next", "root")
+    words = (
+        "integral",
+        "bound",
+        "series",
+        "limit",
+        "term",
+        "ratio",
+        "sum",
+        "test",
+        "converges",
+        "since",
+        "each",
+        "the",
+        "of",
+        "a",
+        "is",
+        "by",
+        "we",
+        "so",
+        "and",
+        "then",
+        "first",
+        "next",
+        "root",
+    )
     rng = random.Random(7)
     answer = " ".join(rng.choice(words) for _ in range(1000)) + ". "
     answer += "I will check that again. " * 1200
@@ -205,8 +228,10 @@ def test_text_cap_keeps_the_verdict_lengths_and_loop_span_of_the_uncapped_stream
                 results[cap] = done
         total = results[cap].text_chars + results[cap].reasoning_chars
         dropped = max(0, total - cap)
-        assert (assembler.stats.truncated_streams, assembler.stats.truncated_chars) == (int(dropped > 0),
-                                                                                         dropped)
+        assert (assembler.stats.truncated_streams, assembler.stats.truncated_chars) == (
+            int(dropped > 0),
+            dropped,
+        )
     capped, whole = results[1000], results[10**9]
     assert FlagKind.REPETITION in whole.flags and whole.loop is not None and whole.loop.onset > 5000
     assert whole.text_chars > 30_000 and whole.reasoning_chars > 2000

@@ -35,8 +35,20 @@ def _metrics(_request: Request) -> Response:
 def _landing(_request: Request) -> Response:
     view = LandingView(
         version="0.1.0",
-        sources=[SourceView("vllm-prod", "file_tail", "openai_chat", ["/var/log/a.jsonl"], 10, 999,
-                            {"invalid_json": 1}, 9, {"repetition": 2}, 0)],
+        sources=[
+            SourceView(
+                "vllm-prod",
+                "file_tail",
+                "openai_chat",
+                ["/var/log/a.jsonl"],
+                10,
+                999,
+                {"invalid_json": 1},
+                9,
+                {"repetition": 2},
+                0,
+            )
+        ],
         recent=[FlaggedSample("vllm-prod", "/var/log/a.jsonl", 7, ["repetition"], SECRET_TEXT)],
     )
     return Response(200, render_landing(view), "text/html; charset=utf-8")
@@ -185,8 +197,10 @@ def test_tls_and_basic_auth_from_a_web_config_file(tmp_path: Path) -> None:
     [
         ("basic_auth_users:\n  prom: plaintext\n", "web_config.basic_auth_users.prom"),
         ("tls_server_config:\n  cert_file: /nonexistent.pem\n", "web_config.tls_server_config.key_file"),
-        ("tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n",
-         "web_config.tls_server_config"),
+        (
+            "tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n",
+            "web_config.tls_server_config",
+        ),
         ("http_server_config:\n  http2: true\n", "web_config.http_server_config"),
         ("- not\n- a mapping\n", "web_config"),
     ],

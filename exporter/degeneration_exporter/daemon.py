@@ -53,8 +53,10 @@ _METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def build_classifier(settings: Settings) -> Classifier:
     """The classifier with `detectors:` as the parameters (`classify.detector_params` is refused)."""
     if settings.classify.detector_params:
-        raise ConfigError("set detector parameters under detectors.<name>, not classify.detector_params",
-                          field="classify.detector_params")
+        raise ConfigError(
+            "set detector parameters under detectors.<name>, not classify.detector_params",
+            field="classify.detector_params",
+        )
     params = settings.detectors.model_dump()
     return Classifier(settings.classify.model_copy(update={"detector_params": params}))
 
@@ -114,10 +116,16 @@ class Daemon:
                     sink.register_source_stats(source.name, source.stats)
                 format_name = None if config.format == AUTO_FORMAT else config.format
                 recent = self._recent if settings.web.recent_flagged else None
-                runner = SourceRunner(source, format_name, classifier, tuple(self._sinks),
-                                      custom_fields=config.fields, recent=recent,
-                                      keep_evidence=settings.web.landing_show_text,
-                                      max_stream_chars=config.max_stream_chars)
+                runner = SourceRunner(
+                    source,
+                    format_name,
+                    classifier,
+                    tuple(self._sinks),
+                    custom_fields=config.fields,
+                    recent=recent,
+                    keep_evidence=settings.web.landing_show_text,
+                    max_stream_chars=config.max_stream_chars,
+                )
                 self._wired.append(_Wired(runner, config.type, patterns))
             self._web, self.tls = self._build_web(routes)
         except BaseException:
@@ -145,8 +153,10 @@ class Daemon:
         if config.listen_host is not None:
             return HttpPushSource(config), (f"http://{config.listen_host}:{config.listen_port}/ingest",)
         if ("POST", "/ingest") in routes:
-            raise ConfigError("only one http_push source can be mounted on the main server's /ingest",
-                              field=f"sources.{config.name}.listen_host")
+            raise ConfigError(
+                "only one http_push source can be mounted on the main server's /ingest",
+                field=f"sources.{config.name}.listen_host",
+            )
         source = HttpPushSource(config, mounted_on_host=self.settings.sinks.prometheus.host)
         routes[("POST", "/ingest")] = _ingest_route(source)
         self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
@@ -164,8 +174,13 @@ class Daemon:
             if web_config.tls_server_config is not None:
                 context = build_ssl_context(web_config.tls_server_config)
         try:
-            server = WebServer((prometheus.host, prometheus.port), routes, auth=auth, ssl_context=context,
-                               max_body_bytes=self._max_body_bytes)
+            server = WebServer(
+                (prometheus.host, prometheus.port),
+                routes,
+                auth=auth,
+                ssl_context=context,
+                max_body_bytes=self._max_body_bytes,
+            )
         except OSError as exc:
             message = f"sinks.prometheus.listen: cannot listen on {prometheus.listen}: {exc.strerror}"
             raise ConfigError(message, field="sinks.prometheus.listen") from exc
@@ -207,12 +222,28 @@ class Daemon:
             runner = wired.runner
             stats = runner.source.stats
             with stats.lock:
-                lines, size, rejected, lag = (stats.lines_read, stats.bytes_read, dict(stats.rejected),
-                                              stats.lag_bytes)
+                lines, size, rejected, lag = (
+                    stats.lines_read,
+                    stats.bytes_read,
+                    dict(stats.rejected),
+                    stats.lag_bytes,
+                )
             with runner.counts.lock:
                 responses, flagged = runner.counts.responses, dict(runner.counts.flagged)
             formats = ", ".join(runner.format_names) or "detecting"
-            views.append(SourceView(runner.source.name, wired.type, formats, wired.patterns, lines, size,
-                                    rejected, responses, flagged, lag))
+            views.append(
+                SourceView(
+                    runner.source.name,
+                    wired.type,
+                    formats,
+                    wired.patterns,
+                    lines,
+                    size,
+                    rejected,
+                    responses,
+                    flagged,
+                    lag,
+                )
+            )
         recent = list(self._recent)[::-1]
         return LandingView(__version__, views, recent, self.settings.web.landing_show_text)

@@ -200,8 +200,9 @@ class SourceRunner:
             evidence = None
             if self._keep_evidence:
                 evidence = next((f.evidence for f in result.findings if f.flagged and f.evidence), None)
-            self._recent.append(FlaggedSample(self.source.name, line.origin, line.line_no,
-                                              tuple(result.kinds), evidence))
+            self._recent.append(
+                FlaggedSample(self.source.name, line.origin, line.line_no, tuple(result.kinds), evidence)
+            )
 
     def _note_truncation(self) -> None:
         """Publish the assembler's dropped characters as `stream_chars_truncated` (a scrape reads it)."""

@@ -50,8 +50,14 @@ def _words_with_offsets(text: str) -> list[tuple[str, int]]:
 class ReferenceOsaurus:
     """observe(delta) -> ReferenceHit | None, latching; `runs` None disables the run rule."""
 
-    def __init__(self, min_n: int, max_n: int, repeats: int, tail_chars: int | None,
-                 runs: tuple[int, int, bool, int, bool] | None = None) -> None:
+    def __init__(
+        self,
+        min_n: int,
+        max_n: int,
+        repeats: int,
+        tail_chars: int | None,
+        runs: tuple[int, int, bool, int, bool] | None = None,
+    ) -> None:
         # runs = (alnum threshold, other threshold, whitespace counts, growth gate, names deltas)
         self.min_n, self.max_n, self.repeats = min_n, max_n, repeats
         self.tail_chars, self.runs = tail_chars, runs

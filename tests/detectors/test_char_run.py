@@ -28,14 +28,18 @@ def run_streams(draw: st.DrawFn) -> str:
     return "".join(char * length for char, length in parts)
 
 
-
 def _profile(alnum: int, other: int, whitespace_counts: bool, gate: int) -> RunProfile:
     return RunProfile(alnum, other, whitespace_counts, gate, names_deltas=gate > 1, full_length=False)
 
 
 def _reference(profile: RunProfile) -> ReferenceOsaurus:
-    runs = (profile.alnum_threshold, profile.other_threshold, profile.whitespace_counts, profile.growth_gate,
-            profile.names_deltas)
+    runs = (
+        profile.alnum_threshold,
+        profile.other_threshold,
+        profile.whitespace_counts,
+        profile.growth_gate,
+        profile.names_deltas,
+    )
     return ReferenceOsaurus(1, 0, 2, None, runs)  # no n-gram sizes: the run rule alone
 
 
@@ -49,10 +53,16 @@ def _first_trigger(profile: RunProfile, deltas: list[str]) -> tuple[int, str | N
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.data(), alnum=st.integers(2, 9), other=st.integers(2, 14), ws=st.booleans(),
-       gate=st.integers(1, 4))
+@given(
+    data=st.data(),
+    alnum=st.integers(2, 9),
+    other=st.integers(2, 14),
+    ws=st.booleans(),
+    gate=st.integers(1, 4),
+)
 def test_incremental_equals_published_walk_for_any_chunking(
-        data: st.DataObject, alnum: int, other: int, ws: bool, gate: int) -> None:
+    data: st.DataObject, alnum: int, other: int, ws: bool, gate: int
+) -> None:
     profile = _profile(alnum, other, ws, gate)
     deltas = data.draw(chunkings(data.draw(run_streams())))
     reference = _reference(profile)
@@ -68,7 +78,8 @@ def test_incremental_equals_published_walk_for_any_chunking(
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), threshold=st.integers(2, 9), ws=st.booleans())
 def test_without_growth_gate_the_verdict_and_position_do_not_depend_on_chunking(
-        data: st.DataObject, threshold: int, ws: bool) -> None:
+    data: st.DataObject, threshold: int, ws: bool
+) -> None:
     text = data.draw(run_streams())
     profile = _profile(threshold, threshold + 3, ws, 1)
     whole = _first_trigger(profile, [text])
@@ -86,13 +97,24 @@ def test_growth_gate_makes_the_hardened_verdict_depend_on_chunking() -> None:
     assert [f.evidence for f in fired] == ['character "A" repeated 64x consecutively across 7 deltas']
     ungated = CharRunParams(growth_deltas=1)
     assert detect_char_run(DetectorInput(text=text), ungated).evidence == (
-        'character "A" repeated 64x consecutively across 1 deltas')
+        'character "A" repeated 64x consecutively across 1 deltas'
+    )
 
 
-@pytest.mark.parametrize(("text", "size"), [
-    ("!" * 63, None), ("!" * 63, 4), ("-" * 80, None), ("=" * 80, None), ("Here you go: " + "!" * 100, None),
-    ("A" * 200, None), (" " * 400, 7), ("\n" * 300, None), ("answer " + "!" * 100, 5),
-])
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("!" * 63, None),
+        ("!" * 63, 4),
+        ("-" * 80, None),
+        ("=" * 80, None),
+        ("Here you go: " + "!" * 100, None),
+        ("A" * 200, None),
+        (" " * 400, 7),
+        ("\n" * 300, None),
+        ("answer " + "!" * 100, 5),
+    ],
+)
 def test_hardened_does_not_fire_on_the_review_cases(text: str, size: int | None) -> None:
     deltas = [text] if size is None else [text[i : i + size] for i in range(0, len(text), size)]
     detector = CharRun(HARDENED)
@@ -103,8 +125,11 @@ def test_hardened_does_not_fire_on_the_review_cases(text: str, size: int | None)
 def test_hardened_fires_at_256_for_symbols_and_reports_the_onset() -> None:
     text = "answer " + "!" * 320
     detector = CharRun(HARDENED)
-    fired = [(i, f) for i, d in enumerate(text[j : j + 5] for j in range(0, len(text), 5))
-             if (f := detector.feed(d)) is not None]
+    fired = [
+        (i, f)
+        for i, d in enumerate(text[j : j + 5] for j in range(0, len(text), 5))
+        if (f := detector.feed(d)) is not None
+    ]
     assert len(fired) == 1
     finding = fired[0][1]
     assert finding.onset == len("answer ") and finding.period == 1 and finding.unit == "!"
@@ -113,9 +138,11 @@ def test_hardened_fires_at_256_for_symbols_and_reports_the_onset() -> None:
 
 def test_v1_and_gauntlet_count_whitespace_and_gauntlet_reports_the_full_run() -> None:
     assert detect_char_run(DetectorInput(text="x" + " " * 70), V1).evidence == (
-        'character " " repeated 64x consecutively')
+        'character " " repeated 64x consecutively'
+    )
     assert detect_char_run(DetectorInput(text="!" * 100), GAUNTLET).evidence == (
-        'character "!" repeated 100x consecutively')
+        'character "!" repeated 100x consecutively'
+    )
     assert not detect_char_run(DetectorInput(text="!" * 63), GAUNTLET).flagged
 
 

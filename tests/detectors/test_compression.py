@@ -36,14 +36,18 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 
 # --- §1.4 window bounds ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("length", "bounds"), [
-    (0, []),
-    (17, [(0, 17)]),
-    (10_000, [(0, 10_000)]),
-    (10_001, [(0, 10_000), (1, 10_001)]),
-    (15_000, [(0, 10_000), (5_000, 15_000)]),
-    (22_000, [(0, 10_000), (5_000, 15_000), (10_000, 20_000), (12_000, 22_000)]),
-])
+
+@pytest.mark.parametrize(
+    ("length", "bounds"),
+    [
+        (0, []),
+        (17, [(0, 17)]),
+        (10_000, [(0, 10_000)]),
+        (10_001, [(0, 10_000), (1, 10_001)]),
+        (15_000, [(0, 10_000), (5_000, 15_000)]),
+        (22_000, [(0, 10_000), (5_000, 15_000), (10_000, 20_000), (12_000, 22_000)]),
+    ],
+)
 def test_window_bounds_match_relax_332(length: int, bounds: list[tuple[int, int]]) -> None:
     assert window_bounds(length) == bounds
 
@@ -66,10 +70,19 @@ def test_stride_equal_to_window_is_gap_free_and_twice_the_window_is_rejected() -
         scan_repetition("", window_size=10, stride=20)
 
 
-@pytest.mark.parametrize("bad", [
-    {"window_size": 0}, {"stride": -5}, {"threshold": math.nan}, {"threshold": math.inf},
-    {"threshold": -math.inf}, {"threshold": 0.0}, {"window_size": True}, {"stride": 2.0},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"window_size": 0},
+        {"stride": -5},
+        {"threshold": math.nan},
+        {"threshold": math.inf},
+        {"threshold": -math.inf},
+        {"threshold": 0.0},
+        {"window_size": True},
+        {"stride": 2.0},
+    ],
+)
 def test_invalid_parameters_raise_value_error_even_for_empty_text(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         scan_repetition("", **bad)  # type: ignore[arg-type]
@@ -83,6 +96,7 @@ def test_unknown_parameter_is_rejected_by_name() -> None:
 
 
 # --- §1.4 scan facts --------------------------------------------------------------------------------
+
 
 def test_code_point_offsets_with_astral_and_combining_characters() -> None:
     text = "汉😀e\u0301" * 2501
@@ -123,12 +137,19 @@ def test_memo_of_identical_windows_never_changes_a_ratio() -> None:
 def test_empty_text_reports_nothing_scanned() -> None:
     report = scan_repetition("")
     assert report.to_dict() == {
-        "has_repetition": False, "text_length": 0, "num_windows_scanned": 0, "hit_windows": [],
-        "hit_intervals": [], "max_compression_ratio": None, "threshold": 10.0, "covered_chars": 0,
+        "has_repetition": False,
+        "text_length": 0,
+        "num_windows_scanned": 0,
+        "hit_windows": [],
+        "hit_intervals": [],
+        "max_compression_ratio": None,
+        "threshold": 10.0,
+        "covered_chars": 0,
     }
 
 
 # --- legacy tail mode (§1.1) ------------------------------------------------------------------------
+
 
 def test_legacy_tail_needs_strictly_more_than_one_window() -> None:
     assert not legacy_tail_scan("x" * 10_000).has_repetition
@@ -145,6 +166,7 @@ def test_legacy_tail_misses_an_early_loop_that_relax_finds() -> None:
 
 
 # --- the Finding adapter ----------------------------------------------------------------------------
+
 
 def test_finding_carries_onset_union_coverage_and_report() -> None:
     text = hexfill(30_000, "head") + "repeat this sentence over and over. " * 600 + hexfill(30_000, "tail")
@@ -171,12 +193,14 @@ def test_registry_entry_builds_both_forms() -> None:
 
 # --- incremental form -------------------------------------------------------------------------------
 
+
 def test_incremental_fires_once_at_the_first_hit_window_then_latches() -> None:
     live = Compression(CompressionParams())
     fired = _feed_all(live, [hexfill(10_000, "h")] + ["spam"] * 5_000 + ["spam"] * 5_000)
     assert len(fired) == 1
     assert live.finish() == detect_compression(
-        DetectorInput(hexfill(10_000, "h") + "spam" * 10_000), CompressionParams())
+        DetectorInput(hexfill(10_000, "h") + "spam" * 10_000), CompressionParams()
+    )
 
 
 def test_incremental_memory_stays_within_a_window_and_a_stride() -> None:
@@ -184,7 +208,7 @@ def test_incremental_memory_stays_within_a_window_and_a_stride() -> None:
     live = Compression(params)
     text = hexfill(200_000, "m")
     for i in range(0, len(text), 37):
-        live.feed(text[i:i + 37])
+        live.feed(text[i : i + 37])
         held = len(live._buf) + sum(map(len, live._pending))
         assert held <= params.window_size + params.stride + 37
     assert live.finish() == detect_compression(DetectorInput(text), params)
@@ -194,7 +218,7 @@ def test_incremental_stop_at_first_hit_drops_its_buffer_but_counts_length() -> N
     params = CompressionParams(window_size=100, stride=50, threshold=2.0, stop_at_first_hit=True)
     live = Compression(params)
     text = "ab" * 100 + hexfill(5_000, "z")
-    fired = _feed_all(live, [text[i:i + 13] for i in range(0, len(text), 13)])
+    fired = _feed_all(live, [text[i : i + 13] for i in range(0, len(text), 13)])
     assert len(fired) == 1
     assert live._buf == "" and not live._pending
     assert live.finish() == detect_compression(DetectorInput(text), params)
@@ -204,7 +228,8 @@ _PIECES = st.sampled_from(["a", "ab", "abc ", "xyz", "汉", "😀", "e\u0301", "
 _TEXTS = st.one_of(
     st.text(max_size=200),
     st.lists(st.tuples(_PIECES, st.integers(1, 12)), max_size=20).map(
-        lambda parts: "".join(p * k for p, k in parts)),
+        lambda parts: "".join(p * k for p, k in parts)
+    ),
 )
 
 
@@ -218,12 +243,19 @@ _TEXTS = st.one_of(
     stop=st.booleans(),
     mode=st.sampled_from(["relax", "legacy_tail"]),
 )
-def test_incremental_equals_batch_for_any_chunking(text: str, cuts: list[int], window: int,
-                                                   stride_frac: float, threshold: float, stop: bool,
-                                                   mode: str) -> None:
+def test_incremental_equals_batch_for_any_chunking(
+    text: str, cuts: list[int], window: int, stride_frac: float, threshold: float, stop: bool, mode: str
+) -> None:
     stride = max(1, min(window, round(window * stride_frac)))
-    params = CompressionParams.model_validate({"mode": mode, "window_size": window, "stride": stride,
-                                               "threshold": threshold, "stop_at_first_hit": stop})
+    params = CompressionParams.model_validate(
+        {
+            "mode": mode,
+            "window_size": window,
+            "stride": stride,
+            "threshold": threshold,
+            "stop_at_first_hit": stop,
+        }
+    )
     batch = detect_compression(DetectorInput(text), params)
     live = Compression(params)
     fired = _feed_all(live, _split(text, cuts))
@@ -234,8 +266,13 @@ def test_incremental_equals_batch_for_any_chunking(text: str, cuts: list[int], w
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Ll", "Mn", "Zs", "So", "Cc"]),
-                    max_size=300) | _TEXTS)
+@given(
+    text=st.text(
+        alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Ll", "Mn", "Zs", "So", "Cc"]),
+        max_size=300,
+    )
+    | _TEXTS
+)
 def test_never_raises_on_any_unicode_and_offsets_stay_code_points(text: str) -> None:
     params = CompressionParams(window_size=16, stride=5, threshold=1.0)
     finding = detect_compression(DetectorInput(text), params)

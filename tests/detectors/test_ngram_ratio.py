@@ -36,6 +36,7 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 
 # --- the ratio (§2.2 step 4) and the decision (steps 2-5) -------------------------------------------
 
+
 def test_ratio_facts_from_the_pr_text() -> None:
     assert repeat_ratio(list(range(50))) == 0.0
     assert repeat_ratio([7, 8, 9] * 20) == pytest.approx(1 - 3 / 57)
@@ -47,7 +48,12 @@ def test_ratio_facts_from_the_pr_text() -> None:
 def test_ratio_equal_to_the_threshold_is_kept_and_just_above_is_dropped() -> None:
     params = NgramRatioParams(ngram_size=1, max_repeat_ratio=0.5, min_response_tokens=0)
     assert score_response([1, 1], params).to_dict() == {
-        "verdict": False, "kept": True, "ratio": 0.5, "skipped": None, "generated_tokens": 2}
+        "verdict": False,
+        "kept": True,
+        "ratio": 0.5,
+        "skipped": None,
+        "generated_tokens": 2,
+    }
     assert score_response([1, 1, 1], params).dropped
 
 
@@ -72,28 +78,47 @@ def test_prompt_and_masked_observation_tokens_are_not_scored() -> None:
     assert generated_tokens(tokens, -3) == tokens
 
 
-@pytest.mark.parametrize("bad", [
-    {"ngram_size": 0}, {"ngram_size": True}, {"max_repeat_ratio": -0.1}, {"max_repeat_ratio": 1.01},
-    {"max_repeat_ratio": math.nan}, {"min_response_tokens": -1}, {"ngram": 4},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"ngram_size": 0},
+        {"ngram_size": True},
+        {"max_repeat_ratio": -0.1},
+        {"max_repeat_ratio": 1.01},
+        {"max_repeat_ratio": math.nan},
+        {"min_response_tokens": -1},
+        {"ngram": 4},
+    ],
+)
 def test_invalid_arguments_raise_value_error(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         NgramRatioParams.model_validate(bad)
 
 
 def test_batch_metrics_cover_scored_responses_only() -> None:
-    exps = [DetectorInput("", token_ids=list(range(40))), DetectorInput("", token_ids=[7, 8, 9] * 20),
-            DetectorInput("", token_ids=[1, 2, 3], prompt_length=3), DetectorInput("", token_ids=[5] * 10)]
+    exps = [
+        DetectorInput("", token_ids=list(range(40))),
+        DetectorInput("", token_ids=[7, 8, 9] * 20),
+        DetectorInput("", token_ids=[1, 2, 3], prompt_length=3),
+        DetectorInput("", token_ids=[5] * 10),
+    ]
     kept, metrics = filter_experiences(exps, NgramRatioParams())
     assert kept == [0, 2, 3]
-    assert metrics == {"filtered_count": 1, "skipped_empty_count": 1, "skipped_short_count": 1,
-                       "repeat_ratio/mean": pytest.approx((1 - 3 / 57) / 2),
-                       "repeat_ratio/max": pytest.approx(1 - 3 / 57)}
+    assert metrics == {
+        "filtered_count": 1,
+        "skipped_empty_count": 1,
+        "skipped_short_count": 1,
+        "repeat_ratio/mean": pytest.approx((1 - 3 / 57) / 2),
+        "repeat_ratio/max": pytest.approx(1 - 3 / 57),
+    }
     assert filter_experiences([], NgramRatioParams()) == (
-        [], {"filtered_count": 0, "skipped_empty_count": 0, "skipped_short_count": 0})
+        [],
+        {"filtered_count": 0, "skipped_empty_count": 0, "skipped_short_count": 0},
+    )
 
 
 # --- text mode --------------------------------------------------------------------------------------
+
 
 def test_words_split_on_whitespace_and_each_cjk_character() -> None:
     assert text_words("Hello,  world!\nnext\tline") == ["Hello,", "world!", "next", "line"]
@@ -139,6 +164,7 @@ def test_registry_entry_builds_both_forms() -> None:
 
 # --- incremental (text mode) ------------------------------------------------------------------------
 
+
 def test_a_word_split_across_deltas_counts_once() -> None:
     live = NgramRatio(LOOSE)
     for piece in ["hel", "lo wor", "ld", " 我", "爱", "你"]:
@@ -150,23 +176,31 @@ def test_feed_fires_once_when_the_response_so_far_would_be_dropped() -> None:
     live = NgramRatio(NgramRatioParams())
     fired = [f for f in (live.feed("same words again and again ") for _ in range(50)) if f]
     assert len(fired) == 1 and fired[0].flagged
-    assert live.finish() == detect_ngram_ratio(DetectorInput("same words again and again " * 50),
-                                               NgramRatioParams())
+    assert live.finish() == detect_ngram_ratio(
+        DetectorInput("same words again and again " * 50), NgramRatioParams()
+    )
 
 
 _PIECES = st.sampled_from(["a", "bc", "de ", " ", "\n", "我", "爱", "。", "x y", "\ud800", "😀", "z\t"])
 _TEXTS = st.one_of(
     st.text(max_size=200),
     st.lists(st.tuples(_PIECES, st.integers(1, 15)), max_size=25).map(
-        lambda parts: "".join(p * k for p, k in parts)),
+        lambda parts: "".join(p * k for p, k in parts)
+    ),
 )
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=_TEXTS, cuts=st.lists(st.integers(0, 400), max_size=15), n=st.integers(1, 5),
-       ratio=st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0]), min_tokens=st.integers(0, 12))
-def test_incremental_equals_batch_for_any_chunking(text: str, cuts: list[int], n: int, ratio: float,
-                                                   min_tokens: int) -> None:
+@given(
+    text=_TEXTS,
+    cuts=st.lists(st.integers(0, 400), max_size=15),
+    n=st.integers(1, 5),
+    ratio=st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0]),
+    min_tokens=st.integers(0, 12),
+)
+def test_incremental_equals_batch_for_any_chunking(
+    text: str, cuts: list[int], n: int, ratio: float, min_tokens: int
+) -> None:
     params = NgramRatioParams(ngram_size=n, max_repeat_ratio=ratio, min_response_tokens=min_tokens)
     live = NgramRatio(params)
     fired = [f for f in (live.feed(c) for c in _split(text, cuts)) if f]
@@ -175,8 +209,9 @@ def test_incremental_equals_batch_for_any_chunking(text: str, cuts: list[int], n
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Zs", "Mn", "Cc"]),
-                    max_size=300))
+@given(
+    text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Zs", "Mn", "Cc"]), max_size=300)
+)
 def test_never_raises_on_any_unicode(text: str) -> None:
     finding = detect_ngram_ratio(DetectorInput(text), LOOSE)
     assert finding.details["generated_tokens"] == len(text_words(text))

@@ -67,15 +67,21 @@ def test_spec_fact_ids_are_unique_and_new() -> None:
 
 def test_unknown_detector_fails_clearly() -> None:
     with pytest.raises(AssertionError, match="no runner for detector 'mystery'"):
-        run_vector({"id": "x", "detector": "mystery", "input": "", "params": {},
-                    "expected": {"verdict": False}})
+        run_vector(
+            {"id": "x", "detector": "mystery", "input": "", "params": {}, "expected": {"verdict": False}}
+        )
 
 
 @pytest.mark.parametrize("detector", sorted(RUNNERS))
 def test_unknown_expectation_fails_loudly(detector: str) -> None:
     """An expectation no runner checks would be a test that cannot fail."""
-    vector = {"id": "x", "detector": detector, "input": "", "params": {},
-              "expected": {"no_such_expectation": 1}}
+    vector = {
+        "id": "x",
+        "detector": detector,
+        "input": "",
+        "params": {},
+        "expected": {"no_such_expectation": 1},
+    }
     with pytest.raises(AssertionError, match="unknown expected key"):
         run_vector(vector)
 
@@ -87,15 +93,27 @@ def test_empty_expectation_fails_loudly(detector: str) -> None:
         run_vector(vector)
 
 
-@pytest.mark.parametrize(("detector", "expected"), [
-    ("relax_compression", {"has_repetition": False}), ("trinity_ngram", {"verdict": False}),
-    ("utopia_tail", {"verdict": False}), ("osaurus_stream", {"verdict": False}),
-    ("osaurus_charrun", {"verdict": False}), ("template_leak", {"verdict": False})])
+@pytest.mark.parametrize(
+    ("detector", "expected"),
+    [
+        ("relax_compression", {"has_repetition": False}),
+        ("trinity_ngram", {"verdict": False}),
+        ("utopia_tail", {"verdict": False}),
+        ("osaurus_stream", {"verdict": False}),
+        ("osaurus_charrun", {"verdict": False}),
+        ("template_leak", {"verdict": False}),
+    ],
+)
 def test_uninterpretable_or_double_input_fails_clearly(detector: str, expected: dict[str, Any]) -> None:
     """Section 6: exactly one input field, and one the detector's runner can read."""
     wrong = "tokens" if detector != "trinity_ngram" else "input"
-    vector = {"id": "x", "detector": detector, wrong: [] if wrong == "tokens" else "", "params": {},
-              "expected": expected}
+    vector = {
+        "id": "x",
+        "detector": detector,
+        wrong: [] if wrong == "tokens" else "",
+        "params": {},
+        "expected": expected,
+    }
     with pytest.raises(AssertionError, match="is not interpretable here"):
         run_vector(vector)
     with pytest.raises(AssertionError, match="exactly one input field"):

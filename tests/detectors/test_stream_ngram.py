@@ -50,14 +50,25 @@ def word_streams(draw: st.DrawFn, max_words: int = 120) -> str:
     return text[: len(text) - draw(st.integers(0, 3))]
 
 
-
-def _compare(text_deltas: list[str], min_n: int, max_n: int, repeats: int, tail: int | None,
-             runs: RunProfile | None = None, bulk_words: int = 24) -> None:
+def _compare(
+    text_deltas: list[str],
+    min_n: int,
+    max_n: int,
+    repeats: int,
+    tail: int | None,
+    runs: RunProfile | None = None,
+    bulk_words: int = 24,
+) -> None:
     ours = OsaurusStream("stream_ngram", "test", runs, WordTail(min_n, max_n, repeats, tail, bulk_words))
     ref_runs = None
     if runs is not None:
-        ref_runs = (runs.alnum_threshold, runs.other_threshold, runs.whitespace_counts, runs.growth_gate,
-                    runs.names_deltas)
+        ref_runs = (
+            runs.alnum_threshold,
+            runs.other_threshold,
+            runs.whitespace_counts,
+            runs.growth_gate,
+            runs.names_deltas,
+        )
     reference = ReferenceOsaurus(min_n, max_n, repeats, tail, ref_runs)
     for delta in text_deltas:
         found = ours.feed(delta)
@@ -72,20 +83,30 @@ def _compare(text_deltas: list[str], min_n: int, max_n: int, repeats: int, tail:
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.data(), sizes=st.sampled_from([(1, 3, 2), (2, 4, 3), (1, 2, 4), (3, 5, 2)]),
-       tail=st.sampled_from([None, 8, 17, 40, 120]), bulk_words=st.sampled_from([0, 2, 24, 10**6]))
+@given(
+    data=st.data(),
+    sizes=st.sampled_from([(1, 3, 2), (2, 4, 3), (1, 2, 4), (3, 5, 2)]),
+    tail=st.sampled_from([None, 8, 17, 40, 120]),
+    bulk_words=st.sampled_from([0, 2, 24, 10**6]),
+)
 def test_incremental_equals_published_algorithm_for_any_chunking(
-        data: st.DataObject, sizes: tuple[int, int, int], tail: int | None, bulk_words: int) -> None:
+    data: st.DataObject, sizes: tuple[int, int, int], tail: int | None, bulk_words: int
+) -> None:
     """Both scans (per-word for small deltas, vectorised for large ones) and any mix of them."""
     text = data.draw(word_streams())
     _compare(data.draw(chunkings(text)), *sizes, tail, bulk_words=bulk_words)
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), profile=st.sampled_from(["stream_hardened", "stream_v1"]),
-       gate=st.integers(1, 3), threshold=st.integers(2, 6))
+@given(
+    data=st.data(),
+    profile=st.sampled_from(["stream_hardened", "stream_v1"]),
+    gate=st.integers(1, 3),
+    threshold=st.integers(2, 6),
+)
 def test_combined_runs_then_ngrams_equals_published_algorithm(
-        data: st.DataObject, profile: str, gate: int, threshold: int) -> None:
+    data: st.DataObject, profile: str, gate: int, threshold: int
+) -> None:
     text = data.draw(word_streams()) + data.draw(st.sampled_from(["", "!!!!!!!!", "aaaaaaa", "é" * 9]))
     base = RUN_PROFILES[profile]
     runs = RunProfile(threshold, threshold + 2, base.whitespace_counts, gate, base.names_deltas, False)
@@ -149,7 +170,8 @@ def test_fires_on_embedded_loop_thirteen_times_in_prose() -> None:
 def test_fires_on_seven_word_phrase_twelve_times_and_not_eleven() -> None:
     phrase = "one two three four five six seven "
     assert _feed_all(HARDENED, [phrase * 12])[0][1] == (
-        '7-token n-gram "one two three four five six seven" repeated 12x consecutively')
+        '7-token n-gram "one two three four five six seven" repeated 12x consecutively'
+    )
     assert _feed_all(HARDENED, [phrase * 11]) == []
 
 
@@ -240,34 +262,63 @@ def test_canary_verdicts() -> None:
     assert canary_verdict(prose[:200], reasoning=prose[:60]) == "pass"  # reasoning + "\n" + content >= 256
 
 
-def _mapper(channel_deltas: list[tuple[str, str]], expected: dict[str, object], *,
-            degeneration: bool = True, leaks: bool = True) -> None:
-    run_mapper_vector({
-        "channel_deltas": [list(pair) for pair in channel_deltas],
-        "params": {"level": "mapper", "profile": "stream_v1", "degeneration_detection": degeneration,
-                   "template_leak_detection": leaks},
-        "expected": expected,
-    })
+def _mapper(
+    channel_deltas: list[tuple[str, str]],
+    expected: dict[str, object],
+    *,
+    degeneration: bool = True,
+    leaks: bool = True,
+) -> None:
+    run_mapper_vector(
+        {
+            "channel_deltas": [list(pair) for pair in channel_deltas],
+            "params": {
+                "level": "mapper",
+                "profile": "stream_v1",
+                "degeneration_detection": degeneration,
+                "template_leak_detection": leaks,
+            },
+            "expected": expected,
+        }
+    )
 
 
 def test_mapper_wiring_reproduces_the_published_integration_facts() -> None:
     """§4.6 "Initial stream detector, mapper level", with the initial (v1) thresholds it was written for."""
     idea = [("content", "idea ")] * 30
-    _mapper(idea, {"error": '3-token n-gram "idea idea idea" repeated 8x consecutively',
-                   "forwarded_count": 23, "leak": None})
+    _mapper(
+        idea,
+        {
+            "error": '3-token n-gram "idea idea idea" repeated 8x consecutively',
+            "forwarded_count": 23,
+            "leak": None,
+        },
+    )
     _mapper([("reasoning", "loop token here ")] * 10, {"error": "degeneration", "forwarded_count": 7})
-    _mapper([("content", "!!!!!!!")] * 10, {"error": 'character "!" repeated 64x consecutively',
-                                          "forwarded_count": 9})
+    _mapper(
+        [("content", "!!!!!!!")] * 10,
+        {"error": 'character "!" repeated 64x consecutively', "forwarded_count": 9},
+    )
     _mapper([("content", f"word{i} ") for i in range(40)], {"error": None, "forwarded_count": 40})
-    _mapper([("content", "Sure! <|im_st"), ("content", "art|> hello")],
-            {"error": None, "forwarded_count": 2, "leak": "<|im_start|>"})
-    _mapper([("reasoning", "<|im_end|> thinking"), ("content", "fine")],
-            {"error": None, "forwarded_count": 2, "leak": None})
+    _mapper(
+        [("content", "Sure! <|im_st"), ("content", "art|> hello")],
+        {"error": None, "forwarded_count": 2, "leak": "<|im_start|>"},
+    )
+    _mapper(
+        [("reasoning", "<|im_end|> thinking"), ("content", "fine")],
+        {"error": None, "forwarded_count": 2, "leak": None},
+    )
     # Each flag disables only its own detector.
-    _mapper([*idea, ("content", "<|im_end|>")], {"error": None, "forwarded_count": 31, "leak": "<|im_end|>"},
-            degeneration=False)
-    _mapper([("content", "<|im_end|> "), *idea],
-            {"error": "degeneration", "forwarded_count": 24, "leak": None}, leaks=False)
+    _mapper(
+        [*idea, ("content", "<|im_end|>")],
+        {"error": None, "forwarded_count": 31, "leak": "<|im_end|>"},
+        degeneration=False,
+    )
+    _mapper(
+        [("content", "<|im_end|> "), *idea],
+        {"error": "degeneration", "forwarded_count": 24, "leak": None},
+        leaks=False,
+    )
 
 
 def test_registry_entry_builds_both_forms_from_default_params() -> None:
@@ -300,8 +351,11 @@ def test_onset_points_into_the_right_channel_when_channels_interleave(data: st.D
         found = ours.feed(delta, channel)  # type: ignore[arg-type]
         if found is not None:
             assert found.onset is not None
-            absolute = next(at + found.onset - start for ch, start, at, size in pieces
-                            if ch == found.channel and start <= found.onset < start + size)
+            absolute = next(
+                at + found.onset - start
+                for ch, start, at, size in pieces
+                if ch == found.channel and start <= found.onset < start + size
+            )
             assert stream[absolute:].startswith(found.details["fragment"].split(" ")[0])
             break
 

@@ -24,7 +24,7 @@ DOT_LEADER = '{"s": "Report", "p": "quotes", "o": "1 Introduction ' + "." * 200 
 
 
 def _frames(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _first_fire(live: TailPeriod, frames: list[str]) -> Finding | None:
@@ -37,15 +37,24 @@ def _first_fire(live: TailPeriod, frames: list[str]) -> Finding | None:
 
 # --- §3.1 and §3.3 facts ----------------------------------------------------------------------------
 
+
 def test_smallest_qualifying_span_is_the_row_not_a_multiple() -> None:
     assert repeats_at_tail((ROW * 200).encode()) == 42
     assert repeats_at_tail((ROW * 4).encode()) is None
 
 
-@pytest.mark.parametrize("text", [
-    "<td></td>" * 20, " " * 1000, '["NuGet", "tool", 1], ' * 100, '["tool", "tool", 1],' * 100,
-    "null, " * 300, "." * 5000, '<td class="num"></td>' * 40,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<td></td>" * 20,
+        " " * 1000,
+        '["NuGet", "tool", 1], ' * 100,
+        '["tool", "tool", 1],' * 100,
+        "null, " * 300,
+        "." * 5000,
+        '<td class="num"></td>' * 40,
+    ],
+)
 def test_short_rows_and_runs_are_never_cut(text: str) -> None:
     assert repeats_at_tail(text.encode()) is None
 
@@ -95,6 +104,7 @@ def test_cadence_checks_only_after_256_more_bytes() -> None:
 
 # --- the Finding adapter ----------------------------------------------------------------------------
 
+
 def test_onset_period_and_unit_are_in_code_points() -> None:
     row = "张三认识李四王五赵六。"  # 11 code points, 33 bytes
     prefix = "答：" + row[4:]  # the last 7 characters of a row precede the loop
@@ -133,7 +143,9 @@ def test_streaming_memory_is_bounded() -> None:
 
 _BYTES = st.builds(
     lambda prefix, unit, k, cut: prefix + unit * k + unit[:cut],
-    st.binary(max_size=20), st.binary(min_size=1, max_size=12).filter(bool), st.integers(0, 12),
+    st.binary(max_size=20),
+    st.binary(min_size=1, max_size=12).filter(bool),
+    st.integers(0, 12),
     st.integers(0, 12),
 ) | st.binary(max_size=80)
 _SMALL = st.tuples(st.integers(1, 8), st.integers(0, 20), st.integers(2, 5), st.integers(1, 8))
@@ -144,9 +156,9 @@ _SMALL = st.tuples(st.integers(1, 8), st.integers(0, 20), st.integers(2, 5), st.
 def test_fast_predicate_equals_the_naive_reading(data: bytes, p: tuple[int, int, int, int]) -> None:
     min_span, extra, repeats, min_period = p
     max_span = min_span + extra
-    assert repeats_at_tail(data, min_span=min_span, max_span=max_span, repeats=repeats,
-                           min_period=min_period) == naive_repeats_at_tail(data, min_span, max_span,
-                                                                           repeats, min_period)
+    assert repeats_at_tail(
+        data, min_span=min_span, max_span=max_span, repeats=repeats, min_period=min_period
+    ) == naive_repeats_at_tail(data, min_span, max_span, repeats, min_period)
 
 
 @settings(max_examples=300, deadline=None)
@@ -159,17 +171,33 @@ def test_periodic_suffix_length_equals_a_byte_by_byte_count(data: bytes, period:
     assert periodic_suffix_length(data, period, limit) == expected
 
 
-_PIECES = st.sampled_from([ROW, "abcdefghijklmnopqrstuvwxyz0123456789\n", "张三认识李四王五赵六。", "x", " ",
-                           "\ud800", "😀", "e\u0301"])
+_PIECES = st.sampled_from(
+    [
+        ROW,
+        "abcdefghijklmnopqrstuvwxyz0123456789\n",
+        "张三认识李四王五赵六。",
+        "x",
+        " ",
+        "\ud800",
+        "😀",
+        "e\u0301",
+    ]
+)
 _TEXTS = st.lists(st.tuples(_PIECES, st.integers(1, 9)), max_size=8).map(
-    lambda parts: "".join(p * k for p, k in parts)) | st.text(max_size=300)
+    lambda parts: "".join(p * k for p, k in parts)
+) | st.text(max_size=300)
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=_TEXTS, cuts=st.lists(st.integers(0, 2_000), max_size=12),
-       check=st.sampled_from(["cadence", "every_delta"]), cadence=st.integers(1, 300))
-def test_stream_finish_equals_batch_unless_a_check_fired_earlier(text: str, cuts: list[int], check: str,
-                                                                 cadence: int) -> None:
+@given(
+    text=_TEXTS,
+    cuts=st.lists(st.integers(0, 2_000), max_size=12),
+    check=st.sampled_from(["cadence", "every_delta"]),
+    cadence=st.integers(1, 300),
+)
+def test_stream_finish_equals_batch_unless_a_check_fired_earlier(
+    text: str, cuts: list[int], check: str, cadence: int
+) -> None:
     params = TailPeriodParams.model_validate({"check": check, "cadence_bytes": cadence})
     points = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
     live = TailPeriod(params)
@@ -183,8 +211,9 @@ def test_stream_finish_equals_batch_unless_a_check_fired_earlier(text: str, cuts
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Zs", "Mn", "Cc"]),
-                    max_size=400))
+@given(
+    text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Zs", "Mn", "Cc"]), max_size=400)
+)
 def test_never_raises_on_any_unicode(text: str) -> None:
     finding = detect_tail_period(DetectorInput(text * 6), TailPeriodParams(min_span_bytes=3))
     if finding.flagged:

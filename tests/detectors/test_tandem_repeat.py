@@ -26,8 +26,28 @@ from tests.conftest import SHARED
 DEFAULT = TandemRepeatParams()
 # Tiny blocks put every text through the screened long-text path (blocks, history, zlib screen).
 SMALL_BLOCKS = TandemRepeatParams(block_chars=256, history_chars=512)
-_SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "sa", "vo", "pel", "dri", "no", "qua", "zet", "bor", "fin",
-              "gal", "hum", "jos", "wex", "yil", "cor"]
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ren",
+    "tu",
+    "sa",
+    "vo",
+    "pel",
+    "dri",
+    "no",
+    "qua",
+    "zet",
+    "bor",
+    "fin",
+    "gal",
+    "hum",
+    "jos",
+    "wex",
+    "yil",
+    "cor",
+]
 
 
 def _word(rng: random.Random) -> str:
@@ -61,8 +81,10 @@ def _stream(text: str, cuts: list[int], params: TandemRepeatParams) -> tuple[lis
 
 # --- loop kinds the published detectors miss (detectors.md §5.2) ---------------------------------
 
-BLOCK = ("The committee reviewed the annual budget and found that spending on roads rose sharply. "
-         "Members asked the treasurer to explain the increase before the next public meeting. ")
+BLOCK = (
+    "The committee reviewed the annual budget and found that spending on roads rose sharply. "
+    "Members asked the treasurer to explain the increase before the next public meeting. "
+)
 
 
 def test_flags_block_repeated_and_cut_off_in_its_second_copy() -> None:
@@ -78,14 +100,18 @@ def test_flags_rows_repeated_with_a_counter() -> None:
     text = "Here is the list:\n" + "".join(f"{i}. Buy a gift wrap for the party\n" for i in range(1, 9))
     f = _detect(text)
     assert f.flagged
-    assert text[f.onset:].startswith("1. Buy")
+    assert text[f.onset :].startswith("1. Buy")
     assert f.details["counter_fraction"] > 0
 
 
-@pytest.mark.parametrize("cycle", [
-    ["The river rose overnight.", "Farmers moved their cattle to the hills."],
-    ["The river rose overnight.", "Farmers moved their cattle to the hills.", "Schools stayed closed."],
-], ids=["two_sentences", "three_sentences"])
+@pytest.mark.parametrize(
+    "cycle",
+    [
+        ["The river rose overnight.", "Farmers moved their cattle to the hills."],
+        ["The river rose overnight.", "Farmers moved their cattle to the hills.", "Schools stayed closed."],
+    ],
+    ids=["two_sentences", "three_sentences"],
+)
 def test_flags_cycles_of_alternating_sentences(cycle: list[str]) -> None:
     intro = _prose(3, seed=2) + " "
     text = intro + " ".join(cycle * 4)
@@ -125,12 +151,14 @@ def test_flags_a_chinese_loop_without_spaces() -> None:
 
 def test_a_changed_name_slot_still_counts_as_a_copy() -> None:
     names = ["Alice", "Bruno", "Chen", "Dara", "Emeka"]
-    text = " ".join(f"{n} has been the best running back in the league since the first week of the season."
-                    for n in names)
+    text = " ".join(
+        f"{n} has been the best running back in the league since the first week of the season." for n in names
+    )
     assert _detect(text).flagged
 
 
 # --- the onset a reader gives: the first copy of the unit, slots allowed (docs/detectors/tandem_repeat.md)
+
 
 def _flagged_onset(text: str) -> int | None:
     f = _detect(text)
@@ -140,27 +168,38 @@ def _flagged_onset(text: str) -> int | None:
 
 def test_onset_counts_a_first_copy_whose_ordinal_slot_changes() -> None:
     intro = "He also makes a number of important points. "
-    rows = [f"{n}, he notes that the party has been in power for a long time, and that it has lost its way."
-            for n in ("First", "Second", "Third", "Fourth", "Fifth")]
+    rows = [
+        f"{n}, he notes that the party has been in power for a long time, and that it has lost its way."
+        for n in ("First", "Second", "Third", "Fourth", "Fifth")
+    ]
     text = intro + "\n\n".join(rows)
     assert _flagged_onset(text) == len(intro)
 
 
 def test_onset_counts_a_first_list_item_whose_name_slots_change() -> None:
     intro = "The top running backs this season:\n\n"
-    items = [f"{i}. {first} {last}, RB, {team}\n\n{last} has been the best running back in the league since "
-             "the first week, and he is only going to get better as the season goes on.\n\n"
-             for i, (first, last, team) in enumerate([("Ezekiel", "Elliott", "Dallas Cowboys"),
-                                                      ("Le'Veon", "Bell", "Pittsburgh Steelers"),
-                                                      ("Adrian", "Peterson", "Minnesota Vikings")], 1)]
+    items = [
+        f"{i}. {first} {last}, RB, {team}\n\n{last} has been the best running back in the league since "
+        "the first week, and he is only going to get better as the season goes on.\n\n"
+        for i, (first, last, team) in enumerate(
+            [
+                ("Ezekiel", "Elliott", "Dallas Cowboys"),
+                ("Le'Veon", "Bell", "Pittsburgh Steelers"),
+                ("Adrian", "Peterson", "Minnesota Vikings"),
+            ],
+            1,
+        )
+    ]
     text = intro + "".join(items)
     assert _flagged_onset(text) == len(intro)
 
 
 def test_onset_skips_an_earlier_sentence_with_an_inserted_clause() -> None:
     # A paraphrase (a clause inserted) is not a copy: the loop starts where the copies start.
-    lead = ("The agency filed a rule to allow wolves to be hunted.\n\nThe rule, which is expected to be "
-            "finalized in the coming weeks, would allow wolves to be hunted if they threaten livestock.\n\n")
+    lead = (
+        "The agency filed a rule to allow wolves to be hunted.\n\nThe rule, which is expected to be "
+        "finalized in the coming weeks, would allow wolves to be hunted if they threaten livestock.\n\n"
+    )
     text = lead + "The rule would allow wolves to be hunted if they threaten livestock.\n\n" * 5
     assert _flagged_onset(text) == len(lead)
 
@@ -173,7 +212,7 @@ def test_onset_skips_a_sentence_that_only_ends_like_the_unit() -> None:
 
 def test_onset_of_a_reply_that_opens_mid_copy_is_its_start() -> None:
     unit = "Airbnb, the well-known home-sharing service, raised a large round of funding this year. "
-    text = unit[len("Airbnb, the well"):] + unit * 4
+    text = unit[len("Airbnb, the well") :] + unit * 4
     assert _flagged_onset(text) == 0
 
 
@@ -211,7 +250,6 @@ def test_a_phrase_looping_inside_a_sentence_is_dated_from_the_sentence() -> None
     lead = "The rebels took the city in May.\n\n"
     text = lead + "The Syrian government" + " has been losing ground in the war for two years, and" * 6
     assert _flagged_onset(text) == len(lead)
-
 
 
 def test_onset_counts_a_first_line_of_a_cycle_that_starts_mid_line() -> None:
@@ -258,20 +296,36 @@ def test_onset_of_a_loop_whose_unit_drifts_is_its_first_piece() -> None:
     # `A B A' B` then `B B B`: one region whose period shrinks; a reader dates it from the first A.
     lead = "We fixed the first bug in the parser last week.\n\n"
     b = "I had to learn a lot of the syntax to get it working.\n\n"
-    text = (lead + "The other issue was that the syntax was not very well documented. " + b
-            + "The final issue was that the syntax was not very well documented. " + b + b * 6)
+    text = (
+        lead
+        + "The other issue was that the syntax was not very well documented. "
+        + b
+        + "The final issue was that the syntax was not very well documented. "
+        + b
+        + b * 6
+    )
     assert _flagged_onset(text) == len(lead)
 
 
 def test_onset_of_a_chain_of_loops_is_the_first_loop() -> None:
     # A quote twice and a shortened third time, two sentences, then the quote again to the end.
     lead = "The campaign answered on Monday.\n\n"
-    quote = ('"The article is an example of the kind of misinformation that has been a hallmark of the '
-             'campaign,"')
-    between = ("The article, published on October 26, claimed the campaign had received large donations.\n\n"
-               "Stein responded to the article on October 27.\n\n")
-    text = (lead + f"{quote} Stein said in a statement.\n\n" * 2 + quote[:-2] + '."\n\n' + between
-            + f"{quote} Stein said.\n\n" * 2 + quote[:60])
+    quote = (
+        '"The article is an example of the kind of misinformation that has been a hallmark of the campaign,"'
+    )
+    between = (
+        "The article, published on October 26, claimed the campaign had received large donations.\n\n"
+        "Stein responded to the article on October 27.\n\n"
+    )
+    text = (
+        lead
+        + f"{quote} Stein said in a statement.\n\n" * 2
+        + quote[:-2]
+        + '."\n\n'
+        + between
+        + f"{quote} Stein said.\n\n" * 2
+        + quote[:60]
+    )
     assert _flagged_onset(text) == len(lead)
 
 
@@ -287,11 +341,15 @@ def test_onset_is_the_loop_the_text_ends_in_not_an_earlier_stutter() -> None:
 def test_onset_of_rows_running_into_a_sentence_loop_is_the_first_row() -> None:
     # The loop the text ends in outnumbers the rows, but the two are contiguous: one chain.
     lead = "Here is the list you asked for.\n\n"
-    rows = "".join(f"{i}. White fruit: white fruit is a fruit that you can see in the market every day.\n\n"
-                   for i in range(1, 7))
+    rows = "".join(
+        f"{i}. White fruit: white fruit is a fruit that you can see in the market every day.\n\n"
+        for i in range(1, 7)
+    )
     assert _flagged_onset(lead + rows + "This is a common fruit.\n\n" * 20) == len(lead)
 
+
 # --- legitimate structure stays clean ------------------------------------------------------------
+
 
 def test_a_numbered_list_of_distinct_items_is_clean() -> None:
     rng = random.Random(4)
@@ -299,7 +357,7 @@ def test_a_numbered_list_of_distinct_items_is_clean() -> None:
     assert not _detect(text).flagged
 
 
-CODE = '''class Point:
+CODE = """class Point:
     def __init__(self, x: float, y: float, z: float) -> None:
         self.x = x
         self.y = y
@@ -315,15 +373,17 @@ CODE = '''class Point:
 
     def dot(self, other: "Point") -> float:
         return self.x * other.x + self.y * other.y + self.z * other.z
-'''
+"""
 
 
 def test_code_with_repeated_structure_is_clean() -> None:
     assert not _detect(CODE).flagged
 
 
-ASSIGNMENTS = "".join(f"    self.{name} = compute_value(data, scale=2, offset=3, label='main', weight=None)\n"
-                      for name in ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"))
+ASSIGNMENTS = "".join(
+    f"    self.{name} = compute_value(data, scale=2, offset=3, label='main', weight=None)\n"
+    for name in ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa")
+)
 
 
 def test_near_copies_are_clean_inside_a_code_fence_but_flagged_in_prose() -> None:
@@ -348,17 +408,21 @@ def test_a_code_loop_repeated_exactly_inside_a_fence_is_flagged() -> None:
 
 
 def test_onset_is_the_first_appearance_of_a_quote_that_then_loops() -> None:
-    text = ('"I don\'t think Jairus wants to go anywhere," Williams said, via the Buffalo News. "'
-            + "I don't think Jairus wants to go anywhere. " * 8)
+    text = (
+        '"I don\'t think Jairus wants to go anywhere," Williams said, via the Buffalo News. "'
+        + "I don't think Jairus wants to go anywhere. " * 8
+    )
     f = _detect(text)
     assert f.flagged
-    assert f.onset == 0   # the start of the sentence, opening quote included
+    assert f.onset == 0  # the start of the sentence, opening quote included
 
 
 def test_a_table_of_numbers_is_clean() -> None:
     rng = random.Random(5)
-    rows = [f"| {2000 + i} | {rng.randint(10, 999)} | {rng.randint(10, 999)} | {rng.random():.3f} |"
-            for i in range(30)]
+    rows = [
+        f"| {2000 + i} | {rng.randint(10, 999)} | {rng.randint(10, 999)} | {rng.random():.3f} |"
+        for i in range(30)
+    ]
     text = "| year | sold | returned | ratio |\n|---|---|---|---|\n" + "\n".join(rows)
     assert not _detect(text).flagged
 
@@ -388,6 +452,7 @@ def test_clean_prose_is_clean_on_both_paths() -> None:
 
 
 # --- finding shape, registry, streaming ----------------------------------------------------------
+
 
 def test_finding_reports_onset_period_unit_copies_and_coverage() -> None:
     intro = "Intro words here. "
@@ -434,8 +499,11 @@ _LOOPY = st.lists(st.sampled_from(_PIECES), max_size=400).map(" ".join)
 
 
 @settings(max_examples=60, deadline=None)
-@given(text=st.one_of(_LOOPY, st.text(max_size=1500)), cuts=st.lists(st.integers(0, 3000), max_size=12),
-       small=st.booleans())
+@given(
+    text=st.one_of(_LOOPY, st.text(max_size=1500)),
+    cuts=st.lists(st.integers(0, 3000), max_size=12),
+    small=st.booleans(),
+)
 def test_incremental_finish_equals_batch_for_any_chunking(text: str, cuts: list[int], small: bool) -> None:
     params = SMALL_BLOCKS if small else DEFAULT
     _, final = _stream(text, cuts, params)
@@ -451,6 +519,7 @@ def test_never_raises_on_arbitrary_unicode_including_lone_surrogates(text: str) 
 
 
 # --- calibration goals on the hand-labelled sets (docs/detectors.md) -----------------------------
+
 
 def _jsonl(path: Path) -> Iterator[dict[str, object]]:
     opener = gzip.open if path.suffix == ".gz" else open
@@ -474,12 +543,16 @@ _GPT2_METHODS = ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", 
 _GPT2_FILES = [f"{m}.jsonl.gz" for m in _GPT2_METHODS]
 
 
-@pytest.mark.parametrize(("folder", "files", "onset_floor"), [
-    ("gpt2-large-webtext-dev", _GPT2_FILES, 0.83),
-    ("smollm2-long-dev", ["outputs.jsonl.gz"], 0.86),
-])
-def test_meets_the_calibration_goals_on_the_labelled_set(folder: str, files: list[str],
-                                                         onset_floor: float) -> None:
+@pytest.mark.parametrize(
+    ("folder", "files", "onset_floor"),
+    [
+        ("gpt2-large-webtext-dev", _GPT2_FILES, 0.83),
+        ("smollm2-long-dev", ["outputs.jsonl.gz"], 0.86),
+    ],
+)
+def test_meets_the_calibration_goals_on_the_labelled_set(
+    folder: str, files: list[str], onset_floor: float
+) -> None:
     if not SHARED.is_dir():
         pytest.fail(f"shared material not found at {SHARED} (set DEGENERATION_SHARED)")
     texts, labels = _labelled(SHARED / "data" / folder, files)

@@ -53,11 +53,11 @@ def leaky_texts(draw: st.DrawFn, tokens: tuple[str, ...]) -> str:
     return "".join(parts)
 
 
-
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), family=st.sampled_from(sorted(FAMILIES)))
 def test_split_tokens_are_found_and_counted_exactly_for_any_chunking(
-        data: st.DataObject, family: str) -> None:
+    data: st.DataObject, family: str
+) -> None:
     params = TemplateLeakParams(families=(family,))  # type: ignore[arg-type]
     tokens = params.tokens()
     text = data.draw(leaky_texts(tokens))
@@ -125,8 +125,9 @@ def test_near_misses_do_not_fire() -> None:
 def test_families_extras_and_exclusions_resolve_in_order() -> None:
     assert DEFAULT.families == DEFAULT_FAMILIES
     assert "<｜end▁of▁sentence｜>" in DEFAULT.tokens() and "<|return|>" in DEFAULT.tokens()
-    params = TemplateLeakParams(families=("llama2", "mistral"), extra_tokens=("<END>",),
-                                exclude_tokens=("</s>",))
+    params = TemplateLeakParams(
+        families=("llama2", "mistral"), extra_tokens=("<END>",), exclude_tokens=("</s>",)
+    )
     tokens = params.tokens()
     assert tokens[:4] == ("[INST]", "[/INST]", "<<SYS>>", "<</SYS>>")
     assert tokens[-1] == "<END>" and "</s>" not in tokens and len(tokens) == len(set(tokens))

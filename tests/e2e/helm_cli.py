@@ -43,10 +43,15 @@ class Helm:
     home: Path
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "HELM_CACHE_HOME": str(self.home / "cache"),
-               "HELM_CONFIG_HOME": str(self.home / "config"), "HELM_DATA_HOME": str(self.home / "data")}
-        return subprocess.run([str(self.binary), *args], capture_output=True, text=True, env=env, timeout=60,
-                              check=False)
+        env = {
+            **os.environ,
+            "HELM_CACHE_HOME": str(self.home / "cache"),
+            "HELM_CONFIG_HOME": str(self.home / "config"),
+            "HELM_DATA_HOME": str(self.home / "data"),
+        }
+        return subprocess.run(
+            [str(self.binary), *args], capture_output=True, text=True, env=env, timeout=60, check=False
+        )
 
     def version(self) -> str:
         return self.run("version", "--short").stdout.strip()
@@ -57,8 +62,15 @@ class Helm:
     def template_raw(
         self, values: Sequence[Path] = (), sets: Sequence[str] = ()
     ) -> subprocess.CompletedProcess[str]:
-        args = ["template", RELEASE, str(CHART), "--namespace", NAMESPACE,
-                "--api-versions", "monitoring.coreos.com/v1"]
+        args = [
+            "template",
+            RELEASE,
+            str(CHART),
+            "--namespace",
+            NAMESPACE,
+            "--api-versions",
+            "monitoring.coreos.com/v1",
+        ]
         for path in values:
             args += ["-f", str(path)]
         for assignment in sets:

@@ -30,8 +30,14 @@ def validate_with_models(objects: list[dict[str, Any]]) -> list[str | None]:
     require_tool(_TYPES)
     node = shutil.which("node")
     assert node is not None, "node not on PATH (scripts/install-helm.sh installs nodejs)"
-    result = subprocess.run([node, str(_VALIDATOR), str(NODE_PREFIX)], input=json.dumps(objects),
-                            capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [node, str(_VALIDATOR), str(NODE_PREFIX)],
+        input=json.dumps(objects),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     messages: list[str | None] = json.loads(result.stdout)
     return messages

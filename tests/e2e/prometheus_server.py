@@ -47,9 +47,14 @@ class PrometheusServer:
         self.log_file = workdir / "prometheus.log"
         self._log = self.log_file.open("wb")
         self.process = subprocess.Popen(
-            [prometheus_binary(), f"--config.file={config}", f"--storage.tsdb.path={workdir / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}"],
-            stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                prometheus_binary(),
+                f"--config.file={config}",
+                f"--storage.tsdb.path={workdir / 'data'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         wait_for(self._ready, 30, f"prometheus ready (log: {self.log_file})")
 
@@ -74,8 +79,10 @@ class PrometheusServer:
 
     def by_labels(self, expr: str, *labels: str, at: float | None = None) -> dict[tuple[str, ...], float]:
         """The query's vector as {(label values...): value}."""
-        return {tuple(row["metric"].get(k, "") for k in labels): float(row["value"][1])
-                for row in self.query(expr, at)}
+        return {
+            tuple(row["metric"].get(k, "") for k in labels): float(row["value"][1])
+            for row in self.query(expr, at)
+        }
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -44,8 +44,11 @@ def _panel_queries() -> list[tuple[str, str, str]]:
     found = []
     for path in sorted(GENERATED.glob("*.json")):
         board = json.loads(path.read_text(encoding="utf-8"))
-        found += [(path.stem, panel["title"], _as_sent_by_grafana(target["expr"]))
-                  for panel in board["panels"] for target in panel.get("targets", [])]
+        found += [
+            (path.stem, panel["title"], _as_sent_by_grafana(target["expr"]))
+            for panel in board["panels"]
+            for target in panel.get("targets", [])
+        ]
     return found
 
 
@@ -73,20 +76,43 @@ def _scrapes_seen(prometheus: PrometheusServer) -> float:
 
 
 def _by_model(rows: list[dict[str, Any]]) -> dict[str, float]:
-    return {row["metric"]["model_name"]: float(row["value"][1])
-            for row in rows if row["metric"]["source"] == "gen"}
+    return {
+        row["metric"]["model_name"]: float(row["value"][1])
+        for row in rows
+        if row["metric"]["source"] == "gen"
+    }
 
 
 def _write_config(tmp_path: Path, logs: Path) -> Path:
-    fast = {"poll_interval": "PT0.1S", "glob_interval": "PT0.2S", "sync_interval": "PT0.5S",
-            "start_at": "beginning"}
+    fast = {
+        "poll_interval": "PT0.1S",
+        "glob_interval": "PT0.2S",
+        "sync_interval": "PT0.5S",
+        "start_at": "beginning",
+    }
     config = tmp_path / "config.yaml"
-    config.write_bytes(orjson.dumps({"sources": [
-        {"name": "gen", "include": [f"{logs}/gen/*.jsonl"], "format": "openai_chat",
-         "positions_file": str(tmp_path / "pos-gen.json"), **fast},
-        {"name": "grpo", "include": [f"{logs}/rollout/*.jsonl"], "format": "relax_rollout",
-         "positions_file": str(tmp_path / "pos-grpo.json"), **fast},
-    ]}))
+    config.write_bytes(
+        orjson.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "gen",
+                        "include": [f"{logs}/gen/*.jsonl"],
+                        "format": "openai_chat",
+                        "positions_file": str(tmp_path / "pos-gen.json"),
+                        **fast,
+                    },
+                    {
+                        "name": "grpo",
+                        "include": [f"{logs}/rollout/*.jsonl"],
+                        "format": "relax_rollout",
+                        "positions_file": str(tmp_path / "pos-grpo.json"),
+                        **fast,
+                    },
+                ]
+            }
+        )
+    )
     return config
 
 
@@ -113,18 +139,28 @@ def test_every_board_panel_shows_the_written_data(tmp_path: Path) -> None:
             wait_for(lambda: _samples(prometheus, "sum(degeneration_responses_total)") == 3, 30, "seed batch")
             _wait_two_scrapes(prometheus)
 
-            append(gen_qwen, *(chat_line(CLEAN, "stop", QWEN, n) for n in (3, 4)),
-                   *(chat_line(LOOP, "length", QWEN, n) for n in (5, 6)), b"{not json\n")
+            append(
+                gen_qwen,
+                *(chat_line(CLEAN, "stop", QWEN, n) for n in (3, 4)),
+                *(chat_line(LOOP, "length", QWEN, n) for n in (5, 6)),
+                b"{not json\n",
+            )
             append(gen_llama, chat_line(LEAK, "stop", LLAMA, 7), chat_line(CLEAN, "stop", LLAMA, 8))
-            append(steps, rollout_line(LOOP, "truncated", 7, 1), rollout_line(LOOP, "truncated", 7, 2),
-                   rollout_line(CLEAN, "completed", 7, 3), rollout_line(CLEAN, "completed", 8, 4))
+            append(
+                steps,
+                rollout_line(LOOP, "truncated", 7, 1),
+                rollout_line(LOOP, "truncated", 7, 2),
+                rollout_line(CLEAN, "completed", 7, 3),
+                rollout_line(CLEAN, "completed", 8, 4),
+            )
             total = "sum(degeneration_responses_total)"
             wait_for(lambda: _samples(prometheus, total) == 13, 30, "counted batch")
             wait_for(lambda: _series_count(prometheus, "degeneration_rollout_step") == 1, 15, "step 7 done")
             _wait_two_scrapes(prometheus)
 
-            results = {(board, title, expr): prometheus.query(expr)
-                       for board, title, expr in _panel_queries()}
+            results = {
+                (board, title, expr): prometheus.query(expr) for board, title, expr in _panel_queries()
+            }
             empty = {(board, title) for (board, title, _), rows in results.items() if not rows}
             assert empty == set(EXPECTED_EMPTY), f"without data: {sorted(empty - set(EXPECTED_EMPTY))}"
 
@@ -140,13 +176,19 @@ def test_every_board_panel_shows_the_written_data(tmp_path: Path) -> None:
             assert leaks[LLAMA] == pytest.approx(0.5, abs=0.1) and leaks[QWEN] == 0
             assert {row["metric"]["token"] for row in panel("Leaked tokens by token")} == {"<|im_end|>"}
 
-            rollout = next(rows for (b, t, _), rows in results.items()
-                           if b == "rollouts" and t == "Repetition fraction per step")
+            rollout = next(
+                rows
+                for (b, t, _), rows in results.items()
+                if b == "rollouts" and t == "Repetition fraction per step"
+            )
             assert [float(row["value"][1]) for row in rollout] == [pytest.approx(0.5)]  # 2 of step 7's 4
 
             for board, selector, label in _variable_selectors():
-                response = httpx.get(f"http://127.0.0.1:{prometheus.port}/api/v1/series",
-                                     params={"match[]": selector}, timeout=10).json()
+                response = httpx.get(
+                    f"http://127.0.0.1:{prometheus.port}/api/v1/series",
+                    params={"match[]": selector},
+                    timeout=10,
+                ).json()
                 values = {series.get(label) for series in response["data"]}
                 assert values - {None}, f"{board}: variable {label} has no values from {selector}"
         finally:

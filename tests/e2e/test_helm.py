@@ -48,8 +48,12 @@ GENERATED = REPO / "dashboards" / "generated"
 
 
 def test_the_ci_matrix_covers_every_required_scenario() -> None:
-    assert set(SCENARIOS) >= {"daemonset", "deployment-with-pvc", "servicemonitor-rules-dashboards",
-                              "existing-configmap"}
+    assert set(SCENARIOS) >= {
+        "daemonset",
+        "deployment-with-pvc",
+        "servicemonitor-rules-dashboards",
+        "existing-configmap",
+    }
 
 
 @pytest.fixture(scope="module", params=["helm", "helm3"])
@@ -93,13 +97,15 @@ def test_lint_strict_passes_without_warnings(helm: Helm, scenario: str) -> None:
 
 
 @pytest.mark.parametrize("scenario", ALL)
-def test_helm3_renders_what_helm4_renders(helm3: Helm, rendered: dict[str, list[dict[str, Any]]],
-                                          scenario: str) -> None:
+def test_helm3_renders_what_helm4_renders(
+    helm3: Helm, rendered: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
     assert helm3.template([SCENARIOS[scenario]] if scenario in SCENARIOS else []) == rendered[scenario]
 
 
-def test_the_packaged_chart_renders_like_the_folder(helm4: Helm, rendered: dict[str, list[dict[str, Any]]],
-                                                    tmp_path: Path) -> None:
+def test_the_packaged_chart_renders_like_the_folder(
+    helm4: Helm, rendered: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
     """`helm package` keeps files/ (rules, dashboards): .helmignore drops nothing the templates read."""
     result = helm4.run("package", str(CHART), "--destination", str(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -113,8 +119,9 @@ def test_the_packaged_chart_renders_like_the_folder(helm4: Helm, rendered: dict[
 
 @pytest.mark.parametrize("scenario", ALL)
 @pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
-def test_core_objects_validate_strictly(rendered: dict[str, list[dict[str, Any]]], scenario: str,
-                                        kube_version: str) -> None:
+def test_core_objects_validate_strictly(
+    rendered: dict[str, list[dict[str, Any]]], scenario: str, kube_version: str
+) -> None:
     core = [obj for obj in rendered[scenario] if obj["kind"] not in OPERATOR_KINDS]
     assert core
     for obj in core:
@@ -125,8 +132,9 @@ def test_core_objects_validate_strictly(rendered: dict[str, list[dict[str, Any]]
 
 
 @pytest.mark.parametrize("scenario", ["daemonset", "servicemonitor-rules-dashboards"])
-def test_operator_objects_match_the_operator_schemas(rendered: dict[str, list[dict[str, Any]]],
-                                                     scenario: str) -> None:
+def test_operator_objects_match_the_operator_schemas(
+    rendered: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
     objects = [obj for obj in rendered[scenario] if obj["kind"] in OPERATOR_KINDS]
     assert objects
     errors = validate_with_models(objects)
@@ -136,9 +144,15 @@ def test_operator_objects_match_the_operator_schemas(rendered: dict[str, list[di
 
 def test_operator_checks_catch_bad_objects() -> None:
     """The two checks above can fail: a bad duration and a misspelt key are both reported."""
-    monitor = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": {"name": "x"},
-               "spec": {"selector": {}, "endpoints": [{"port": "metrics", "interval": "30 seconds",
-                                                       "scrapeTimout": "10s"}]}}
+    monitor = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "x"},
+        "spec": {
+            "selector": {},
+            "endpoints": [{"port": "metrics", "interval": "30 seconds", "scrapeTimout": "10s"}],
+        },
+    }
     [error] = validate_with_models([monitor])
     assert error is not None and "interval" in error
     assert unknown_fields(monitor) == ["spec.endpoints[0].scrapeTimout"]
@@ -189,16 +203,27 @@ def _daemon_env(container: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("scenario", [name for name in ALL if name != "existing-configmap"])
-def test_rendered_config_passes_the_daemons_check_config(rendered: dict[str, list[dict[str, Any]]],
-                                                         scenario: str, tmp_path: Path) -> None:
+def test_rendered_config_passes_the_daemons_check_config(
+    rendered: dict[str, list[dict[str, Any]]], scenario: str, tmp_path: Path
+) -> None:
     text = _config_map_text(rendered[scenario])
     assert text is not None
     config = tmp_path / "config.yaml"
     config.write_text(text)
     result = subprocess.run(
-        [sys.executable, "-m", "degeneration_exporter", "check-config", "--config", str(config),
-         "--print-effective"],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-m",
+            "degeneration_exporter",
+            "check-config",
+            "--config",
+            str(config),
+            "--print-effective",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
         env=_daemon_env(_container(rendered[scenario])),
     )
     assert result.returncode == 0, result.stderr
@@ -212,14 +237,20 @@ def test_a_bad_config_value_is_caught_by_check_config(helm4: Helm, tmp_path: Pat
     assert text is not None
     config = tmp_path / "config.yaml"
     config.write_text(text)
-    result = subprocess.run([sys.executable, "-m", "degeneration_exporter", "check-config", "--config",
-                             str(config)], capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "check-config", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2 and "sinks.prometheus.lisen" in result.stderr
 
 
 @pytest.mark.parametrize("scenario", ALL)
-def test_container_args_port_and_probes_follow_the_config(rendered: dict[str, list[dict[str, Any]]],
-                                                          scenario: str, tmp_path: Path) -> None:
+def test_container_args_port_and_probes_follow_the_config(
+    rendered: dict[str, list[dict[str, Any]]], scenario: str, tmp_path: Path
+) -> None:
     objects = rendered[scenario]
     container = _container(objects)
     pod = workload(objects)["spec"]["template"]["spec"]
@@ -239,8 +270,11 @@ def test_container_args_port_and_probes_follow_the_config(rendered: dict[str, li
 
     [config_mount] = [m for m in container["volumeMounts"] if m["mountPath"] == CONFIG_PATH]
     [config_volume] = [v for v in pod["volumes"] if v["name"] == config_mount["name"]]
-    expected_map = (yaml.safe_load(SCENARIOS[scenario].read_text()).get("existingConfigMap")
-                    if scenario in SCENARIOS else None) or _config_map(objects)["metadata"]["name"]
+    expected_map = (
+        yaml.safe_load(SCENARIOS[scenario].read_text()).get("existingConfigMap")
+        if scenario in SCENARIOS
+        else None
+    ) or _config_map(objects)["metadata"]["name"]
     assert config_volume["configMap"]["name"] == expected_map
     assert config_mount["subPath"] == "config.yaml" and config_mount["readOnly"] is True
 
@@ -256,14 +290,21 @@ def test_the_rendered_pod_command_runs_the_daemon(helm4: Helm, tmp_path: Path) -
     example = Path(degeneration_exporter.__file__).parent / "examples" / "generation_log.jsonl"
     shutil.copyfile(example, logs / "generation_log.jsonl")
     overrides = tmp_path / "values.yaml"
-    overrides.write_text(yaml.safe_dump({
-        "config": {"sources": [{"name": "vllm", "include": [f"{logs}/*.jsonl"], "start_at": "beginning"}],
-                   "sinks": {"prometheus": {"listen": "0.0.0.0:10142"}}, "state": {"directory": str(state)}},
-        "positions": {"mountPath": str(state)},
-        "hostPathMounts": [{"name": "logs", "hostPath": str(logs)}],
-        "extraArgs": ["--log-level", "DEBUG"],
-        "extraEnv": [{"name": "DEGENERATION_DETECTORS__COMPRESSION__THRESHOLD", "value": "8.0"}],
-    }))
+    overrides.write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "sources": [{"name": "vllm", "include": [f"{logs}/*.jsonl"], "start_at": "beginning"}],
+                    "sinks": {"prometheus": {"listen": "0.0.0.0:10142"}},
+                    "state": {"directory": str(state)},
+                },
+                "positions": {"mountPath": str(state)},
+                "hostPathMounts": [{"name": "logs", "hostPath": str(logs)}],
+                "extraArgs": ["--log-level", "DEBUG"],
+                "extraEnv": [{"name": "DEGENERATION_DETECTORS__COMPRESSION__THRESHOLD", "value": "8.0"}],
+            }
+        )
+    )
     objects = helm4.template([overrides])
     container = _container(objects)
     config = tmp_path / "config.yaml"
@@ -280,8 +321,9 @@ def test_the_rendered_pod_command_runs_the_daemon(helm4: Helm, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("scenario", ALL)
-def test_service_and_monitors_point_at_the_metrics_port(rendered: dict[str, list[dict[str, Any]]],
-                                                        scenario: str) -> None:
+def test_service_and_monitors_point_at_the_metrics_port(
+    rendered: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
     objects = rendered[scenario]
     selector = workload(objects)["spec"]["selector"]["matchLabels"]
     pod_labels = workload(objects)["spec"]["template"]["metadata"]["labels"]
@@ -315,8 +357,9 @@ def _static_prefix(pattern: str) -> PurePosixPath:
 
 
 @pytest.mark.parametrize("scenario", [name for name in ALL if name != "existing-configmap"])
-def test_logs_are_mounted_read_only_and_positions_writable(rendered: dict[str, list[dict[str, Any]]],
-                                                           scenario: str) -> None:
+def test_logs_are_mounted_read_only_and_positions_writable(
+    rendered: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
     objects = rendered[scenario]
     container = _container(objects)
     config = yaml.safe_load(_config_map_text(objects) or "")
@@ -356,6 +399,7 @@ def test_default_pod_is_hardened(rendered: dict[str, list[dict[str, Any]]]) -> N
 
 def test_a_config_change_rolls_the_pods(helm4: Helm, rendered: dict[str, list[dict[str, Any]]]) -> None:
     """The config is mounted with subPath (never updated in place), so its hash is a pod annotation."""
+
     def checksum(objects: list[dict[str, Any]]) -> str | None:
         annotations = workload(objects)["spec"]["template"]["metadata"].get("annotations") or {}
         value = annotations.get("checksum/config")
@@ -391,14 +435,17 @@ def test_every_top_level_value_is_in_the_docs_table() -> None:
     assert missing == [], "document these in docs/helm.md"
 
 
-@pytest.mark.parametrize(("sets", "message"), [
-    (["kind=StatefulSet"], "DaemonSet"),
-    (["serviceMonitor.enabld=true"], "enabld"),
-    (["config.state.directory=/elsewhere"], "positions.mountPath"),
-    (["config.sinks.prometheus.listen=nope"], "listen"),
-    (["serviceMonitor.enabled=true", "service.enabled=false"], "service.enabled"),
-    (["image.digest=latest"], "digest"),
-])
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (["kind=StatefulSet"], "DaemonSet"),
+        (["serviceMonitor.enabld=true"], "enabld"),
+        (["config.state.directory=/elsewhere"], "positions.mountPath"),
+        (["config.sinks.prometheus.listen=nope"], "listen"),
+        (["serviceMonitor.enabled=true", "service.enabled=false"], "service.enabled"),
+        (["image.digest=latest"], "digest"),
+    ],
+)
 def test_bad_values_fail_at_render_naming_the_value(helm: Helm, sets: list[str], message: str) -> None:
     result = helm.template_raw(sets=sets)
     assert result.returncode != 0
@@ -418,7 +465,8 @@ def test_chart_rules_file_is_the_generated_one() -> None:
     if not generated.exists():
         pytest.skip("dashboards/generated/rules.yml not generated in this checkout")
     assert (CHART / "files" / "rules.yml").read_bytes() == generated.read_bytes(), (
-        "stale chart copy: cp dashboards/generated/rules.yml helm/degeneration-exporter/files/rules.yml")
+        "stale chart copy: cp dashboards/generated/rules.yml helm/degeneration-exporter/files/rules.yml"
+    )
 
 
 def test_prometheus_rule_holds_the_shipped_groups(rendered: dict[str, list[dict[str, Any]]]) -> None:
@@ -432,18 +480,28 @@ def test_rendered_rules_pass_promtool(rendered: dict[str, list[dict[str, Any]]],
     require_tool(Path(promtool or "/usr/bin/promtool"))
     rules = tmp_path / "rules.yml"
     rules.write_text(yaml.safe_dump({"groups": _rules_groups(rendered["servicemonitor-rules-dashboards"])}))
-    result = subprocess.run([promtool or "promtool", "check", "rules", str(rules)], capture_output=True,
-                            text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [promtool or "promtool", "check", "rules", str(rules)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_disabled_alerts_are_left_out_and_extra_groups_appended(helm4: Helm) -> None:
     shipped = yaml.safe_load((CHART / "files" / "rules.yml").read_text())["groups"]
     names = [rule["alert"] for group in shipped for rule in group["rules"] if "alert" in rule]
-    objects = helm4.template(sets=["prometheusRule.enabled=true", f"prometheusRule.disabled.{names[0]}=true",
-                                   "prometheusRule.extraGroups[0].name=mine",
-                                   "prometheusRule.extraGroups[0].rules[0].record=x:up:sum",
-                                   "prometheusRule.extraGroups[0].rules[0].expr=sum(up)"])
+    objects = helm4.template(
+        sets=[
+            "prometheusRule.enabled=true",
+            f"prometheusRule.disabled.{names[0]}=true",
+            "prometheusRule.extraGroups[0].name=mine",
+            "prometheusRule.extraGroups[0].rules[0].record=x:up:sum",
+            "prometheusRule.extraGroups[0].rules[0].expr=sum(up)",
+        ]
+    )
     groups = _rules_groups(objects)
     rendered_names = [rule.get("alert") for group in groups for rule in group["rules"] if "alert" in rule]
     assert rendered_names == names[1:]
@@ -458,12 +516,16 @@ def test_chart_dashboards_are_the_generated_ones() -> None:
     if not GENERATED.is_dir():
         pytest.skip("dashboards/generated not present in this checkout")
     assert _boards(CHART / "files" / "dashboards") == _boards(GENERATED), (
-        "stale chart copies: cp dashboards/generated/*.json helm/degeneration-exporter/files/dashboards/")
+        "stale chart copies: cp dashboards/generated/*.json helm/degeneration-exporter/files/dashboards/"
+    )
 
 
 def _dashboard_maps(objects: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    return (obj for obj in objects
-            if obj["kind"] == "ConfigMap" and "grafana_dashboard" in obj["metadata"]["labels"])
+    return (
+        obj
+        for obj in objects
+        if obj["kind"] == "ConfigMap" and "grafana_dashboard" in obj["metadata"]["labels"]
+    )
 
 
 def test_dashboards_render_one_labelled_config_map_per_board(
@@ -482,8 +544,16 @@ def test_dashboards_render_one_labelled_config_map_per_board(
 
 
 def test_notes_tell_kube_prometheus_stack_users_to_set_the_release_label(helm4: Helm) -> None:
-    result = helm4.run("install", "rel", str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
-                       "--set", "serviceMonitor.enabled=true")
+    result = helm4.run(
+        "install",
+        "rel",
+        str(CHART),
+        "--dry-run=client",
+        "--namespace",
+        NAMESPACE,
+        "--set",
+        "serviceMonitor.enabled=true",
+    )
     assert result.returncode == 0, result.stderr
     notes = result.stdout.split("NOTES:", 1)[1]
     assert "serviceMonitor.additionalLabels.release=kube-prometheus-stack" in notes

@@ -61,22 +61,42 @@ def test_prometheus_sees_exactly_what_was_written_across_a_restart(tmp_path: Pat
     (logs / "rollout").mkdir()
     config = tmp_path / "config.yaml"
     fast = {"poll_interval": "PT0.1S", "glob_interval": "PT0.2S", "start_at": "beginning"}
-    config.write_bytes(orjson.dumps({"sources": [
-        {"name": "gen", "include": [f"{logs}/gen/*.jsonl"], "format": "openai_chat",
-         "positions_file": str(tmp_path / "pos-gen.json"), **fast},
-        {"name": "grpo", "include": [f"{logs}/rollout/*.jsonl"], "format": "relax_rollout",
-         "positions_file": str(tmp_path / "pos-grpo.json"), **fast},
-    ]}))
+    config.write_bytes(
+        orjson.dumps(
+            {
+                "sources": [
+                    {
+                        "name": "gen",
+                        "include": [f"{logs}/gen/*.jsonl"],
+                        "format": "openai_chat",
+                        "positions_file": str(tmp_path / "pos-gen.json"),
+                        **fast,
+                    },
+                    {
+                        "name": "grpo",
+                        "include": [f"{logs}/rollout/*.jsonl"],
+                        "format": "relax_rollout",
+                        "positions_file": str(tmp_path / "pos-grpo.json"),
+                        **fast,
+                    },
+                ]
+            }
+        )
+    )
     port = free_port()
     qwen, llama = "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct"
     first_batch: Written = [
-        *[("gen", qwen, CLEAN, "stop")] * 3, *[("gen", qwen, LOOP, "length")] * 2,
-        ("gen", llama, LEAK, "stop"), *[("gen", llama, CLEAN, "stop")] * 2,
-        *[("grpo", "unknown", CLEAN, "stop")] * 4, *[("grpo", "unknown", LOOP, "length")] * 2,
+        *[("gen", qwen, CLEAN, "stop")] * 3,
+        *[("gen", qwen, LOOP, "length")] * 2,
+        ("gen", llama, LEAK, "stop"),
+        *[("gen", llama, CLEAN, "stop")] * 2,
+        *[("grpo", "unknown", CLEAN, "stop")] * 4,
+        *[("grpo", "unknown", LOOP, "length")] * 2,
         ("grpo", "unknown", CLEAN, "length"),
     ]
     second_batch: Written = [
-        ("gen", qwen, LOOP, "length"), *[("gen", qwen, CLEAN, "stop")] * 2,
+        ("gen", qwen, LOOP, "length"),
+        *[("gen", qwen, CLEAN, "stop")] * 2,
         ("grpo", "unknown", LEAK, "stop"),
     ]
     counter = [0]
@@ -85,30 +105,52 @@ def test_prometheus_sees_exactly_what_was_written_across_a_restart(tmp_path: Pat
     try:
         _write(logs, first_batch, counter)
         want_responses, want_flagged = _expected(first_batch)
-        wait_for(lambda: _nonzero(prometheus.by_labels(RESPONSES, "source", "model_name", "finish_reason"))
-                 == want_responses, 30, "first batch in Prometheus")
+        wait_for(
+            lambda: (
+                _nonzero(prometheus.by_labels(RESPONSES, "source", "model_name", "finish_reason"))
+                == want_responses
+            ),
+            30,
+            "first batch in Prometheus",
+        )
         before_restart = time.time()
-        assert _nonzero(prometheus.by_labels(FLAGGED, "source", "model_name", "kind", at=before_restart)) \
+        assert (
+            _nonzero(prometheus.by_labels(FLAGGED, "source", "model_name", "kind", at=before_restart))
             == want_flagged
+        )
         assert prometheus.by_labels('up{job="degeneration"}', "job") == {("degeneration",): 1.0}
 
         assert daemon.stop(signal.SIGTERM) == 0
-        wait_for(lambda: prometheus.by_labels('up{job="degeneration"}', "job") == {("degeneration",): 0.0},
-                 15, "Prometheus to see the daemon down")
+        wait_for(
+            lambda: prometheus.by_labels('up{job="degeneration"}', "job") == {("degeneration",): 0.0},
+            15,
+            "Prometheus to see the daemon down",
+        )
         daemon = DaemonProcess(["--config", str(config)], tmp_path / "daemon2.log", port=port)
         _write(logs, second_batch, counter)
         second_responses, second_flagged = _expected(second_batch)
-        wait_for(lambda: _nonzero(prometheus.by_labels(RESPONSES, "source", "model_name", "finish_reason"))
-                 == second_responses, 30, "second run's counts (from zero, nothing recounted)")
+        wait_for(
+            lambda: (
+                _nonzero(prometheus.by_labels(RESPONSES, "source", "model_name", "finish_reason"))
+                == second_responses
+            ),
+            30,
+            "second run's counts (from zero, nothing recounted)",
+        )
 
         # Total over both runs = last value of the first run + current value of the second.
-        total_responses = Counter(_nonzero(prometheus.by_labels(RESPONSES, "source", "model_name",
-                                                                "finish_reason", at=before_restart)))
-        total_responses.update(_nonzero(prometheus.by_labels(RESPONSES, "source", "model_name",
-                                                             "finish_reason")))
+        total_responses = Counter(
+            _nonzero(
+                prometheus.by_labels(RESPONSES, "source", "model_name", "finish_reason", at=before_restart)
+            )
+        )
+        total_responses.update(
+            _nonzero(prometheus.by_labels(RESPONSES, "source", "model_name", "finish_reason"))
+        )
         assert total_responses == want_responses + second_responses
-        total_flagged = Counter(_nonzero(prometheus.by_labels(FLAGGED, "source", "model_name", "kind",
-                                                              at=before_restart)))
+        total_flagged = Counter(
+            _nonzero(prometheus.by_labels(FLAGGED, "source", "model_name", "kind", at=before_restart))
+        )
         total_flagged.update(_nonzero(prometheus.by_labels(FLAGGED, "source", "model_name", "kind")))
         assert total_flagged == want_flagged + second_flagged
         print("PromQL totals across the restart:", dict(total_responses), dict(total_flagged))  # pytest -s
@@ -116,7 +158,9 @@ def test_prometheus_sees_exactly_what_was_written_across_a_restart(tmp_path: Pat
         # Prometheus saw the reset of a counter that kept counting after the restart.
         resets = prometheus.by_labels(
             'resets(degeneration_responses_total{source="gen",model_name="Qwen/Qwen3-8B",'
-            'finish_reason="length"}[5m])', "source")
+            'finish_reason="length"}[5m])',
+            "source",
+        )
         assert resets == {("gen",): 1.0}
         lines = prometheus.by_labels("sum by (source) (degeneration_lines_read_total)", "source")
         assert lines == {("gen",): 3.0, ("grpo",): 1.0}

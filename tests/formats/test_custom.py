@@ -46,7 +46,10 @@ def test_reads_every_field_from_its_dot_path() -> None:
     assert record.finish_reason is FinishReason.LENGTH
     assert (record.model, record.output_tokens, record.max_tokens) == ("Qwen/Qwen3-8B", 1024, 1024)
     assert (list(record.token_ids or []), record.prompt_length, list(record.action_mask or [])) == (
-        [1, 2, 3, 4, 5], 3, [1, 1])
+        [1, 2, 3, 4, 5],
+        3,
+        [1, 1],
+    )
     assert (record.run, record.step) == ("grpo-7b-lr3e-6", 88)
     assert dict(record.identity) == {"trace": "t-19", "last_choice": "length"}
 

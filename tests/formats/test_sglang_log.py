@@ -8,9 +8,15 @@ from degeneration_exporter.formats.lines import LineParser
 
 def finished(text: str) -> bytes:
     meta = {"finish_reason": {"type": "length", "length": 8192}, "completion_tokens": 8192}
-    return orjson.dumps({"timestamp": "2026-03-02T10:15:04", "event": "request.finished", "rid": "r1",
-                         "obj": {"sampling_params": {"max_new_tokens": 8192}},
-                         "out": {"text": text, "meta_info": meta}})
+    return orjson.dumps(
+        {
+            "timestamp": "2026-03-02T10:15:04",
+            "event": "request.finished",
+            "rid": "r1",
+            "obj": {"sampling_params": {"max_new_tokens": 8192}},
+            "out": {"text": text, "meta_info": meta},
+        }
+    )
 
 
 def test_level2_cut_text_is_marked_in_identity() -> None:

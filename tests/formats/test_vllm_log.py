@@ -20,12 +20,20 @@ def parse(line: str) -> list[Record | Delta]:
 
 @pytest.mark.parametrize(
     "text",
-    ["plain", "it's \"quoted\" both ways", "tab\tnew\nline\r", "back\\slash\\", "emoji 🦜 and \x00 nul",
-     "ends with a quote '", "中文。中文。"],
+    [
+        "plain",
+        'it\'s "quoted" both ways',
+        "tab\tnew\nline\r",
+        "back\\slash\\",
+        "emoji 🦜 and \x00 nul",
+        "ends with a quote '",
+        "中文。中文。",
+    ],
 )
 def test_output_repr_round_trips(text: str) -> None:
-    [record] = parse(f"{HEADER}Generated response r-1: output: {text!r}, output_token_ids: [1], "
-                     "finish_reason: stop")
+    [record] = parse(
+        f"{HEADER}Generated response r-1: output: {text!r}, output_token_ids: [1], finish_reason: stop"
+    )
     assert isinstance(record, Record) and record.text == text
 
 
@@ -50,9 +58,11 @@ def test_old_header_without_process_prefix_is_detected() -> None:
 
 
 def test_tool_call_summary_is_not_content() -> None:
-    [delta] = parse(f"{HEADER}Generated response r-4 (streaming delta): output: "
-                    "'[tool_calls: get_weather({\"city\": \"Oslo\"})]', output_token_ids: [5], "
-                    "finish_reason: None")
+    [delta] = parse(
+        f"{HEADER}Generated response r-4 (streaming delta): output: "
+        '\'[tool_calls: get_weather({"city": "Oslo"})]\', output_token_ids: [5], '
+        "finish_reason: None"
+    )
     assert isinstance(delta, Delta) and (delta.content, delta.reasoning) == ("", "")
 
 
@@ -70,8 +80,9 @@ def test_a_generated_line_without_finish_reason_is_a_missing_field() -> None:
 
 def test_unparsable_token_ids_are_a_missing_field_not_a_crash() -> None:
     with pytest.raises(MissingField) as caught:
-        parse(f"{HEADER}Generated response r-9: output: 'x', output_token_ids: [1, oops], "
-              "finish_reason: stop")
+        parse(
+            f"{HEADER}Generated response r-9: output: 'x', output_token_ids: [1, oops], finish_reason: stop"
+        )
     assert caught.value.path == "output_token_ids"
 
 

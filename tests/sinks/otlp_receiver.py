@@ -93,8 +93,16 @@ def _flatten(req: ExportMetricsServiceRequest) -> Iterator[Point]:
                         value = dp.as_double if dp.WhichOneof("value") == "as_double" else float(dp.as_int)
                         yield Point(metric.name, kind, metric.unit, attrs, value=value)
                     elif kind == "histogram":
-                        yield Point(metric.name, kind, metric.unit, attrs, count=dp.count, sum=dp.sum,
-                                    bounds=tuple(dp.explicit_bounds), bucket_counts=tuple(dp.bucket_counts))
+                        yield Point(
+                            metric.name,
+                            kind,
+                            metric.unit,
+                            attrs,
+                            count=dp.count,
+                            sum=dp.sum,
+                            bounds=tuple(dp.explicit_bounds),
+                            bucket_counts=tuple(dp.bucket_counts),
+                        )
                     else:  # exponential_histogram
                         yield Point(metric.name, kind, metric.unit, attrs, count=dp.count, sum=dp.sum)
 

@@ -182,8 +182,14 @@ def test_rollout_gauges_and_self_metrics_are_read_at_export_time(receiver: OtlpR
     assert _one(receiver, "degeneration.source.lag").kind == "gauge"
     overflow = _one(receiver, "degeneration.label.overflow", **{"degeneration.label": "model_name"})
     assert overflow.value == 1
-    assert _one(receiver, "degeneration.responses", **{"gen_ai.request.model": "__other__",
-                                                       "degeneration.finish_reason": "stop"}).value == 1
+    assert (
+        _one(
+            receiver,
+            "degeneration.responses",
+            **{"gen_ai.request.model": "__other__", "degeneration.finish_reason": "stop"},
+        ).value
+        == 1
+    )
     sink.close()
 
 
@@ -214,7 +220,9 @@ def test_every_catalog_instrument_reaches_the_receiver(receiver: OtlpReceiver) -
 
 def test_endpoint_path_is_appended_once() -> None:
     assert OtlpSinkConfig(endpoint="http://c:4318/").metrics_endpoint() == "http://c:4318/v1/metrics"
-    assert OtlpSinkConfig(endpoint="http://c:4318/v1/metrics").metrics_endpoint() == "http://c:4318/v1/metrics"
+    assert (
+        OtlpSinkConfig(endpoint="http://c:4318/v1/metrics").metrics_endpoint() == "http://c:4318/v1/metrics"
+    )
     assert OtlpSinkConfig().metrics_endpoint() is None
     assert OtlpSinkConfig().enabled is False
 
@@ -223,8 +231,12 @@ def _unreachable_config() -> OtlpSinkConfig:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    return OtlpSinkConfig(enabled=True, endpoint=f"http://127.0.0.1:{port}",
-                          interval=timedelta(hours=1), timeout=timedelta(milliseconds=300))
+    return OtlpSinkConfig(
+        enabled=True,
+        endpoint=f"http://127.0.0.1:{port}",
+        interval=timedelta(hours=1),
+        timeout=timedelta(milliseconds=300),
+    )
 
 
 def test_an_unreachable_collector_is_never_fatal() -> None:
@@ -265,8 +277,9 @@ def test_idle_model_names_are_dropped_from_the_pushed_counters(receiver: OtlpRec
     sink.emit("a", clean(model="ckpt-200"))  # ckpt-100 expired first: the slot is free, not __other__
     assert sink.flush()
     assert {p.attributes["gen_ai.request.model"] for p in _points(receiver, responses)} == {"ckpt-200"}
-    stop = _one(receiver, responses, **{"gen_ai.request.model": "ckpt-200",
-                                          "degeneration.finish_reason": "stop"})
+    stop = _one(
+        receiver, responses, **{"gen_ai.request.model": "ckpt-200", "degeneration.finish_reason": "stop"}
+    )
     assert stop.value == 1
     sink.close()
 

@@ -126,8 +126,12 @@ def test_loop_cost_and_histograms_follow_the_response(registry: CollectorRegistr
 def test_missing_model_is_labelled_unknown(registry: CollectorRegistry) -> None:
     sink = _sink(registry)
     sink.emit("a", clean(model=None))
-    assert _value(registry, "degeneration_responses_total", source="a", model_name="unknown",
-                  finish_reason="stop") == 1
+    assert (
+        _value(
+            registry, "degeneration_responses_total", source="a", model_name="unknown", finish_reason="stop"
+        )
+        == 1
+    )
 
 
 def test_model_names_past_the_cap_fold_into_other_and_are_counted(registry: CollectorRegistry) -> None:
@@ -292,8 +296,9 @@ def test_idle_model_names_expire_with_every_series_and_free_their_slot(registry:
     sink.emit("b", clean(model="ckpt-100"))  # keeps source b's ckpt-100 alive
     clock.now += 1801  # source a's ckpt-100: idle for more than the TTL
     text = sink.exposition().decode()  # a scrape expires it too, not only an emit
-    assert not [line for line in text.splitlines()
-                if 'model_name="ckpt-100"' in line and 'source="a"' in line]  # every family, histograms too
+    assert not [
+        line for line in text.splitlines() if 'model_name="ckpt-100"' in line and 'source="a"' in line
+    ]  # every family, histograms too
     assert _value(registry, total, source="b", model_name="ckpt-100", finish_reason="stop") == 2
     sink.emit("a", clean(model="ckpt-200"))  # the freed slot is taken, and zero series start again
     assert _value(registry, total, source="a", model_name="ckpt-200", finish_reason="stop") == 1
@@ -374,7 +379,7 @@ def _all_metrics_sink(registry: CollectorRegistry) -> PrometheusSink:
     sink = _sink(registry)
     sink.register_source_stats("tail", SourceStats())
     sink.register_otlp_failures(lambda: 3)
-    sink.emit("tail", looping(run="grpo", step=1, model="x\n\"y\\z"))
+    sink.emit("tail", looping(run="grpo", step=1, model='x\n"y\\z'))
     sink.emit("tail", clean(run="grpo", step=2, leaks={"<|never-listed|>": 1}))
     sink.flush()
     return sink
@@ -447,8 +452,16 @@ def test_a_detector_firing_on_both_channels_counts_once(registry: CollectorRegis
         Finding("tail_period", "repetition", True, channel="reasoning"),
     )
     sink.emit("a", looping(findings=both))
-    assert _value(registry, "degeneration_detections_total", source="a", model_name="qwen3-8b",
-                  detector="tail_period") == 1
+    assert (
+        _value(
+            registry,
+            "degeneration_detections_total",
+            source="a",
+            model_name="qwen3-8b",
+            detector="tail_period",
+        )
+        == 1
+    )
 
 
 _weird_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
@@ -470,16 +483,35 @@ _numbers = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**6)
     detector=_weird_text,
 )
 def test_odd_classifications_never_break_the_sink_or_the_exposition(
-    model: str | None, run: str | None, step: int | None, score: float, onset_fraction: float,
-    chars_after: int, tokens_after: int | None, output_tokens: int | None, max_tokens: int | None,
-    leaks: dict[str, int], detector: str,
+    model: str | None,
+    run: str | None,
+    step: int | None,
+    score: float,
+    onset_fraction: float,
+    chars_after: int,
+    tokens_after: int | None,
+    output_tokens: int | None,
+    max_tokens: int | None,
+    leaks: dict[str, int],
+    detector: str,
 ) -> None:
     registry = CollectorRegistry()
     sink = _sink(registry)
     loop = LoopSpan("content", 0, None, None, None, chars_after, onset_fraction, tokens_after)
-    sink.emit("src", looping(model=model, run=run, step=step, repetition_score=score, loop=loop,
-                             output_tokens=output_tokens, max_tokens=max_tokens, leaks=leaks,
-                             findings=(Finding(detector, "repetition", True),)))
+    sink.emit(
+        "src",
+        looping(
+            model=model,
+            run=run,
+            step=step,
+            repetition_score=score,
+            loop=loop,
+            output_tokens=output_tokens,
+            max_tokens=max_tokens,
+            leaks=leaks,
+            findings=(Finding(detector, "repetition", True),),
+        ),
+    )
     sink.emit("src", clean(model=model, run=run, step=None if step is None else step + 1))
     sink.flush()
     families = list(text_string_to_metric_families(sink.exposition().decode()))
@@ -503,6 +535,7 @@ def test_concurrent_sources_and_scrapes_lose_nothing(registry: CollectorRegistry
                 work()
             except BaseException as exc:  # surfaced by the assert below
                 errors.append(exc)
+
         return run
 
     def scrape() -> None:
@@ -516,6 +549,7 @@ def test_concurrent_sources_and_scrapes_lose_nothing(registry: CollectorRegistry
                 sink.emit(source, looping(model=f"m{i % 7}", run=f"r{i % 9}", step=i // 50))
                 with stats[source].lock:
                     stats[source].lines_read += 1
+
         return work
 
     scraper = threading.Thread(target=guarded(scrape))

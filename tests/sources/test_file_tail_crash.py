@@ -18,7 +18,7 @@ from .tailing import wait_until
 
 TOTAL_LINES = 8000
 
-CONSUMER = r'''
+CONSUMER = r"""
 import os, sys
 from datetime import timedelta
 from pathlib import Path
@@ -35,9 +35,9 @@ fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 for line in source.lines():
     os.write(fd, line.data + b"\n")
     source.commit(line.position)
-'''
+"""
 
-WRITER = r'''
+WRITER = r"""
 import sys, time
 path, total = sys.argv[1], int(sys.argv[2])
 started = time.monotonic()
@@ -47,7 +47,7 @@ with open(path, "ab", buffering=0) as fh:
         ahead = (i + 1) / 4000 - (time.monotonic() - started)
         if ahead > 0.001:
             time.sleep(ahead)
-'''
+"""
 
 
 def count_lines(path: Path) -> int:

@@ -156,7 +156,6 @@ class TailModel(RuleBasedStateMachine):
         self.tailer = self._new_tailer()
         self.opened = False  # a new process holds no descriptor until its first read
 
-
     def check(self) -> None:
         got = Counter((line.data, line.partial) for line in self.seen)
         assert got == self.expected, f"extra {got - self.expected}, missing {self.expected - got}"

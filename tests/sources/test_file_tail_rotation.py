@@ -23,7 +23,7 @@ LINES_PER_SECOND = 4000
 ROTATE_SECONDS = 0.2
 POLL_SECONDS = 0.005
 
-WRITER = r'''
+WRITER = r"""
 import os, shutil, sys, time
 
 mode, path = sys.argv[1], sys.argv[2]
@@ -69,7 +69,7 @@ fh.close()
 if mode == "replace":
     os.replace(target, path)
 print(rotations)
-'''
+"""
 
 
 def run_writer(tmp_path: Path, mode: str, log: Path) -> int:

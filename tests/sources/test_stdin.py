@@ -34,15 +34,15 @@ def test_reads_jsonl_from_a_pipe_until_end_of_input() -> None:
 
 def test_lines_arrive_before_the_producer_finishes() -> None:
     # the producer waits for our answer after its first line: a reader that buffered would deadlock
-    script = "\n".join([
-        "import sys",
-        "sys.stdout.buffer.write(b'{\"a\":1}\\n'); sys.stdout.flush()",
-        "sys.stdin.readline()",
-        "sys.stdout.buffer.write(b'{\"b\":2}\\n')",
-    ])
-    producer = subprocess.Popen(
-        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    script = "\n".join(
+        [
+            "import sys",
+            "sys.stdout.buffer.write(b'{\"a\":1}\\n'); sys.stdout.flush()",
+            "sys.stdin.readline()",
+            "sys.stdout.buffer.write(b'{\"b\":2}\\n')",
+        ]
     )
+    producer = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert producer.stdout is not None and producer.stdin is not None
     lines = StdinSource(stream=producer.stdout).lines()
     assert next(lines).data == b'{"a":1}'

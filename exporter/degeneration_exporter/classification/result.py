@@ -95,8 +95,10 @@ class Classification:
                 "repetition_score": self.repetition_score,
                 "loop": self.loop.to_dict() if self.loop else None,
                 "leaks": dict(self.leaks),
-                "detectors": {f"{f.detector}:{f.channel}" if f.channel != "content" else f.detector:
-                              f.to_dict() for f in self.findings},
+                "detectors": {
+                    f"{f.detector}:{f.channel}" if f.channel != "content" else f.detector: f.to_dict()
+                    for f in self.findings
+                },
             }
         )
         if self.run is not None:

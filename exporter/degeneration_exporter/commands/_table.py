@@ -38,8 +38,12 @@ def align(rows: list[list[str]]) -> list[str]:
 def _count_row(label: str, counts: dict[str, Any]) -> list[str]:
     """One file's counts, or the totals: the report gives both the same keys."""
     total = counts["num_samples"]
-    return [label, str(total), *(_cell(counts["num_flagged"][k], total) for k in _KINDS),
-            str(counts["num_malformed"])]
+    return [
+        label,
+        str(total),
+        *(_cell(counts["num_flagged"][k], total) for k in _KINDS),
+        str(counts["num_malformed"]),
+    ]
 
 
 def _cell(count: int, total: int) -> str:

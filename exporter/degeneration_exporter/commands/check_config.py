@@ -24,15 +24,19 @@ HELP = "Validate the config (YAML + env + defaults); print the merged result wit
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config", type=Path, metavar="FILE",
+        "--config",
+        type=Path,
+        metavar="FILE",
         help="YAML config (default: /etc/degeneration-exporter/config.yaml when it exists).",
     )
     parser.add_argument(
-        "--print-effective", action="store_true",
+        "--print-effective",
+        action="store_true",
         help="Print the merged settings, defaults included, as YAML.",
     )
     parser.add_argument(
-        "--print-reference", action="store_true",
+        "--print-reference",
+        action="store_true",
         help="Print the reference of every option as Markdown (docs/configuration.md embeds it) and exit.",
     )
 

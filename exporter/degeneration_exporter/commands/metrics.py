@@ -35,7 +35,7 @@ _SECTIONS: dict[Origin, tuple[str, str]] = {
         "when no record of that run has arrived for `step_idle_timeout` (default 2 min, so the last "
         "step of a run shows too), or when the input ends (flush); the gauges show the last completed "
         "step. A later record of that same step reopens it and the step is published again with the "
-        "updated totals (never counted twice). Records without a `run` use `run=\"default\"`; late "
+        'updated totals (never counted twice). Records without a `run` use `run="default"`; late '
         "records of an older step are not added to it.",
     ),
     "self": (
@@ -127,14 +127,20 @@ def _label_values(limits: LabelLimits) -> list[tuple[str, str]]:
     ttl = _duration(limits.run_ttl.total_seconds())
     return [
         ("source", "name of the configured source"),
-        ("model_name", f"model from the record, at most {limits.max_model_names} per source, then "
-                       f"`{OVERFLOW_VALUE}`; missing: `unknown`"),
+        (
+            "model_name",
+            f"model from the record, at most {limits.max_model_names} per source, then "
+            f"`{OVERFLOW_VALUE}`; missing: `unknown`",
+        ),
         ("finish_reason", ", ".join(r.value for r in FinishReason)),
         ("kind", ", ".join(k.value for k in FlagKind)),
         ("detector", f"detector name (at most {limits.max_detectors} per source)"),
         ("token", f"a token of the configured leak list, else `{LEAK_TOKEN_OTHER}`"),
-        ("run", f"run from the record, at most {limits.max_runs} per source; idle runs expire after {ttl} "
-                "and their series go"),
+        (
+            "run",
+            f"run from the record, at most {limits.max_runs} per source; idle runs expire after {ttl} "
+            "and their series go",
+        ),
         ("reason", ", ".join(get_args(RejectReason))),
         ("label", "the capped label whose value was folded"),
     ]
@@ -158,7 +164,9 @@ _RENDERERS = {"table": render_table, "markdown": render_markdown, "json": render
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["list"], help="what to do with the catalogue (list it)")
     parser.add_argument(
-        "--format", choices=sorted(_RENDERERS), default="table",
+        "--format",
+        choices=sorted(_RENDERERS),
+        default="table",
         help="table (default), markdown (the docs/metrics.md page) or json",
     )
 

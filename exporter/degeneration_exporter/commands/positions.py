@@ -37,24 +37,49 @@ _PROG = "degeneration-exporter positions"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--positions-file", type=Path, metavar="FILE",
-                        help="The positions file (default: the one source --source uses under --config).")
-    common.add_argument("--config", type=Path, metavar="FILE",
-                        help="YAML config to find the positions file of --source in (state.directory, "
-                        "sources[].positions_file).")
-    common.add_argument("--source", default=DEFAULT_SOURCE, metavar="NAME",
-                        help=f"file_tail source whose positions file to use (default {DEFAULT_SOURCE!r}, "
-                        "the name `run PATHS` gives).")
+    common.add_argument(
+        "--positions-file",
+        type=Path,
+        metavar="FILE",
+        help="The positions file (default: the one source --source uses under --config).",
+    )
+    common.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="YAML config to find the positions file of --source in (state.directory, "
+        "sources[].positions_file).",
+    )
+    common.add_argument(
+        "--source",
+        default=DEFAULT_SOURCE,
+        metavar="NAME",
+        help=f"file_tail source whose positions file to use (default {DEFAULT_SOURCE!r}, "
+        "the name `run PATHS` gives).",
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    show = actions.add_parser("show", parents=[common], help="Print each tracked file: path, identity, "
-                              "offset, size now, lag.")
+    show = actions.add_parser(
+        "show", parents=[common], help="Print each tracked file: path, identity, offset, size now, lag."
+    )
     show.add_argument("--format", choices=("table", "json"), default="table", help="Output (default table).")
-    forget = actions.add_parser("forget", parents=[common], help="Drop the entries of PATHs: the next run "
-                                "reads them from byte 0. Refused while a daemon uses the file.")
-    forget.add_argument("paths", nargs="+", metavar="PATH",
-                        help="A path as stored, or a file now at that path (same device and inode).")
-    actions.add_parser("reset", parents=[common], help="Drop every entry: the next run reads every file "
-                       "from byte 0, whatever start_at says. Refused while a daemon uses the file.")
+    forget = actions.add_parser(
+        "forget",
+        parents=[common],
+        help="Drop the entries of PATHs: the next run "
+        "reads them from byte 0. Refused while a daemon uses the file.",
+    )
+    forget.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="A path as stored, or a file now at that path (same device and inode).",
+    )
+    actions.add_parser(
+        "reset",
+        parents=[common],
+        help="Drop every entry: the next run reads every file "
+        "from byte 0, whatever start_at says. Refused while a daemon uses the file.",
+    )
 
 
 def resolve_positions_file(args: argparse.Namespace) -> Path:
@@ -79,8 +104,10 @@ def main(args: argparse.Namespace) -> int:
         if args.action == "forget":
             return _forget(path, args.paths)
         removed = reset_positions(path)
-        print(f"{path}: removed all {len(removed)} entries; the next run reads every file from byte 0",
-              file=sys.stderr)
+        print(
+            f"{path}: removed all {len(removed)} entries; the next run reads every file from byte 0",
+            file=sys.stderr,
+        )
         return 0
     except PositionsInUse as exc:
         return _fail(f"error: {exc}", 2)
@@ -142,12 +169,14 @@ def _table(rows: list[dict[str, object]]) -> str:
     cells = [head]
     for row in rows:
         size, lag = row["size"], row["lag_bytes"]
-        cells.append([
-            str(row["path"]),
-            f"{row['dev']}:{row['ino']}",
-            str(row["offset"]),
-            "gone" if size is None else str(size),
-            "-" if lag is None else str(lag),
-            str(row["updated"]),
-        ])
+        cells.append(
+            [
+                str(row["path"]),
+                f"{row['dev']}:{row['ino']}",
+                str(row["offset"]),
+                "gone" if size is None else str(size),
+                "-" if lag is None else str(lag),
+                str(row["updated"]),
+            ]
+        )
     return "\n".join(align(cells)) + f"\n{len(rows)} file(s)\n"

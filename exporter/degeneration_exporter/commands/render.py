@@ -38,16 +38,32 @@ def render_rules(rule_format: str, thresholds: AlertThresholds | None = None) ->
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", choices=["dashboards", "rules", "all"],
-                        help="dashboards (one JSON per board), rules (one file) or all (both, into a folder)")
-    parser.add_argument("--out", metavar="PATH",
-                        help="folder for dashboards/all (required); file for rules (default: stdout)")
-    parser.add_argument("--format", choices=sorted(RULE_FILES), default="prometheus",
-                        help="rules only: a plain rules file (prometheus) or a PrometheusRule manifest")
-    parser.add_argument("--thresholds", type=Path, metavar="FILE",
-                        help="YAML overriding alert thresholds (keys: docs/runbook.md, Thresholds)")
-    parser.add_argument("--board", choices=sorted(BOARDS), action="append",
-                        help="dashboards only: render just this board (repeatable)")
+    parser.add_argument(
+        "what",
+        choices=["dashboards", "rules", "all"],
+        help="dashboards (one JSON per board), rules (one file) or all (both, into a folder)",
+    )
+    parser.add_argument(
+        "--out", metavar="PATH", help="folder for dashboards/all (required); file for rules (default: stdout)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=sorted(RULE_FILES),
+        default="prometheus",
+        help="rules only: a plain rules file (prometheus) or a PrometheusRule manifest",
+    )
+    parser.add_argument(
+        "--thresholds",
+        type=Path,
+        metavar="FILE",
+        help="YAML overriding alert thresholds (keys: docs/runbook.md, Thresholds)",
+    )
+    parser.add_argument(
+        "--board",
+        choices=sorted(BOARDS),
+        action="append",
+        help="dashboards only: render just this board (repeatable)",
+    )
 
 
 def _load_thresholds(path: Path | None) -> AlertThresholds:

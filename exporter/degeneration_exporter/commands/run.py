@@ -36,27 +36,55 @@ _SWITCH_INTERVAL_S = 0.0005
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH_OR_GLOB",
+        "paths",
+        nargs="*",
+        metavar="PATH_OR_GLOB",
         help="Files or globs to tail as one file_tail source named 'files', and/or - for JSONL on stdin "
         "(source 'stdin'); replaces the config's sources.",
     )
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="YAML config (default: /etc/degeneration-exporter/config.yaml when it exists).")
-    parser.add_argument("--listen", metavar="HOST:PORT",
-                        help="Address of /metrics (sinks.prometheus.listen).")
-    parser.add_argument("--positions-file", type=Path, metavar="PATH",
-                        help="Positions file of the file_tail source (needs exactly one file_tail source).")
-    parser.add_argument("--format-in", metavar="NAME",
-                        help="Input format of every source (docs/formats.md); default: detected.")
-    parser.add_argument("--web-config", type=Path, metavar="FILE",
-                        help="exporter-toolkit web config: TLS and basic auth (web.config_file).")
-    parser.add_argument("--example", action="store_true",
-                        help="Also tail the bundled example logs from the beginning (no positions kept).")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="Classify and serve metrics, but never write (or lock) positions files: "
-                        "tails resume from them and a later real run still reads the same lines.")
-    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                        help="Log level on stderr (default INFO).")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="YAML config (default: /etc/degeneration-exporter/config.yaml when it exists).",
+    )
+    parser.add_argument(
+        "--listen", metavar="HOST:PORT", help="Address of /metrics (sinks.prometheus.listen)."
+    )
+    parser.add_argument(
+        "--positions-file",
+        type=Path,
+        metavar="PATH",
+        help="Positions file of the file_tail source (needs exactly one file_tail source).",
+    )
+    parser.add_argument(
+        "--format-in",
+        metavar="NAME",
+        help="Input format of every source (docs/formats.md); default: detected.",
+    )
+    parser.add_argument(
+        "--web-config",
+        type=Path,
+        metavar="FILE",
+        help="exporter-toolkit web config: TLS and basic auth (web.config_file).",
+    )
+    parser.add_argument(
+        "--example",
+        action="store_true",
+        help="Also tail the bundled example logs from the beginning (no positions kept).",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="Classify and serve metrics, but never write (or lock) positions files: "
+        "tails resume from them and a later real run still reads the same lines.",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="Log level on stderr (default INFO).",
+    )
 
 
 def example_paths() -> list[str]:
@@ -86,8 +114,15 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if "-" in args.paths:
         cli_sources.append({"type": "stdin", "name": STDIN_SOURCE_NAME})
     if args.example:
-        cli_sources.append({"type": "file_tail", "name": EXAMPLE_SOURCE_NAME, "include": example_paths(),
-                            "start_at": "beginning", "positions_file": _throwaway_positions_file()})
+        cli_sources.append(
+            {
+                "type": "file_tail",
+                "name": EXAMPLE_SOURCE_NAME,
+                "include": example_paths(),
+                "start_at": "beginning",
+                "positions_file": _throwaway_positions_file(),
+            }
+        )
     if cli_sources:
         overrides["sources"] = cli_sources
     settings = load_settings(args.config, overrides)
@@ -99,8 +134,11 @@ def _apply_source_flags(settings: Settings, format_in: str | None, positions_fil
     if format_in is not None:
         sources = [_revalidate(src, {"format": format_in}, "--format-in") for src in sources]
     if positions_file is not None:
-        tails = [i for i, src in enumerate(sources)
-                 if isinstance(src, FileTailSourceConfig) and src.name != EXAMPLE_SOURCE_NAME]
+        tails = [
+            i
+            for i, src in enumerate(sources)
+            if isinstance(src, FileTailSourceConfig) and src.name != EXAMPLE_SOURCE_NAME
+        ]
         if len(tails) != 1:
             raise ConfigError(
                 f"--positions-file needs exactly one file_tail source, found {len(tails)}; "
@@ -120,8 +158,9 @@ def _revalidate(source: Any, update: dict[str, Any], flag: str) -> Any:
 
 
 def main(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         settings = settings_from_args(args)
         if not settings.sources:
@@ -145,8 +184,11 @@ def main(args: argparse.Namespace) -> int:
     daemon.start()
     formats = {src.name: src.format for src in settings.sources}
     dry = "; dry run: positions are not written" if args.dry_run else ""
-    print(f"degeneration-exporter: serving http{'s' if daemon.tls else ''}://{daemon.address_text}/; "
-          f"sources {formats}{dry}", file=sys.stderr)
+    print(
+        f"degeneration-exporter: serving http{'s' if daemon.tls else ''}://{daemon.address_text}/; "
+        f"sources {formats}{dry}",
+        file=sys.stderr,
+    )
     stop.wait()
     daemon.stop()
     return 0

@@ -33,8 +33,9 @@ def ngram_evidence(loop: NgramLoop) -> str:
 class OsaurusStream:
     """The published detector with either rule switched off (`runs` or `tail` None)."""
 
-    def __init__(self, detector: str, profile_name: str, runs: RunProfile | None,
-                 tail: WordTail | None) -> None:
+    def __init__(
+        self, detector: str, profile_name: str, runs: RunProfile | None, tail: WordTail | None
+    ) -> None:
         self._detector = detector
         self._profile_name = profile_name
         self._run_profile = runs
@@ -57,8 +58,9 @@ class OsaurusStream:
         """The first firing, or an unflagged Finding."""
         if self._fired is not None:
             return self._fired
-        return Finding(detector=self._detector, kind="repetition", flagged=False,
-                       details={"profile": self._profile_name})
+        return Finding(
+            detector=self._detector, kind="repetition", flagged=False, details={"profile": self._profile_name}
+        )
 
     def scan(self, inp: DetectorInput) -> Finding:
         """Batch form on a fresh instance: the content text as one delta."""
@@ -92,13 +94,23 @@ class OsaurusStream:
         assert self._run_profile is not None
         channel, onset = self._offsets.locate(hit.start)
         return Finding(
-            detector=self._detector, kind="repetition", flagged=True, channel=channel,
+            detector=self._detector,
+            kind="repetition",
+            flagged=True,
+            channel=channel,
             score=float(hit.length),
-            onset=onset, period=1, unit=hit.char, covered_chars=hit.length,
+            onset=onset,
+            period=1,
+            unit=hit.char,
+            covered_chars=hit.length,
             evidence=run_evidence(hit, self._run_profile),
             details={
-                "rule": "char_run", "profile": self._profile_name, "char": hit.char, "run_length": hit.length,
-                "growth_deltas": hit.growth, "delta_index": self._feeds - 1,
+                "rule": "char_run",
+                "profile": self._profile_name,
+                "char": hit.char,
+                "run_length": hit.length,
+                "growth_deltas": hit.growth,
+                "delta_index": self._feeds - 1,
                 "coverage": min(1.0, hit.length / max(self._offsets.total, 1)),
             },
         )
@@ -107,12 +119,23 @@ class OsaurusStream:
         channel, onset = self._offsets.locate(loop.start)
         covered = loop.end - loop.start
         return Finding(
-            detector=self._detector, kind="repetition", flagged=True, channel=channel,
-            score=float(loop.occurrences), onset=onset, period=loop.period, unit=snippet(loop.fragment),
-            covered_chars=covered, evidence=ngram_evidence(loop),
+            detector=self._detector,
+            kind="repetition",
+            flagged=True,
+            channel=channel,
+            score=float(loop.occurrences),
+            onset=onset,
+            period=loop.period,
+            unit=snippet(loop.fragment),
+            covered_chars=covered,
+            evidence=ngram_evidence(loop),
             details={
-                "rule": "ngram", "profile": self._profile_name, "n": loop.n,
-                "fragment": published_fragment(loop), "occurrences": loop.occurrences,
-                "delta_index": self._feeds - 1, "coverage": min(1.0, covered / max(self._offsets.total, 1)),
+                "rule": "ngram",
+                "profile": self._profile_name,
+                "n": loop.n,
+                "fragment": published_fragment(loop),
+                "occurrences": loop.occurrences,
+                "delta_index": self._feeds - 1,
+                "coverage": min(1.0, covered / max(self._offsets.total, 1)),
             },
         )

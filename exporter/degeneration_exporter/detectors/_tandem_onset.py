@@ -29,18 +29,19 @@ from ._tandem_scan import is_cjk_unit, unit_spans
 
 __all__ = ["date_onset"]
 
-_SLOT_SHARE = 0.3          # words of a unit that may differ in a copy (slots, a dropped "also")
-_MAX_SLOT_WORDS = 3        # a swapped run: `Ezekiel Elliott` -> `Le'Veon Bell`
-_MAX_EXTRA_WORDS = 3       # an added or dropped run: `First, he notes` -> `He also notes`
-_CJK_CHARS_PER_WORD = 2    # a Chinese word is about two characters, each its own unit
-_MAX_ASIDE_WORDS = 10      # `, Williams said, via the Buffalo News.` between a copy and the next
-_ASIDE_SHARE = 1.0        # ... or up to one copy's length of other text (`A B A A A`)
-_LOOKBACK_PERIODS = 8      # read this far before the scan's first copy (further only when needed)
-_MAX_HEAD_WORDS = 3        # `The Syrian government` before `has been losing ground … and has been losing …`
+_SLOT_SHARE = 0.3  # words of a unit that may differ in a copy (slots, a dropped "also")
+_MAX_SLOT_WORDS = 3  # a swapped run: `Ezekiel Elliott` -> `Le'Veon Bell`
+_MAX_EXTRA_WORDS = 3  # an added or dropped run: `First, he notes` -> `He also notes`
+_CJK_CHARS_PER_WORD = 2  # a Chinese word is about two characters, each its own unit
+_MAX_ASIDE_WORDS = 10  # `, Williams said, via the Buffalo News.` between a copy and the next
+_ASIDE_SHARE = 1.0  # ... or up to one copy's length of other text (`A B A A A`)
+_LOOKBACK_PERIODS = 8  # read this far before the scan's first copy (further only when needed)
+_MAX_HEAD_WORDS = 3  # `The Syrian government` before `has been losing ground … and has been losing …`
 _SENTENCE_END = re.compile("[.!?…][\"'”’)\\]]*\\s|[。！？]")
 # A full stop after a title or an initial (`Dr. Stein`, `J. League`, `U.S. Army`) ends no sentence.
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Rev|Rt|Jr|Sr|Gen|Sen|Rep|Gov|Lt|Col|Capt|Prof|vs|No)\.\s*)\Z")
+    r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Rev|Rt|Jr|Sr|Gen|Sen|Rep|Gov|Lt|Col|Capt|Prof|vs|No)\.\s*)\Z"
+)
 _OPENERS = "\"'“‘«([{"
 
 
@@ -53,7 +54,7 @@ class _Words:
     line_start: list[bool]
     sentence_start: list[bool]
     cjk: list[bool]
-    opens_text: bool           # the first word is the text's first word
+    opens_text: bool  # the first word is the text's first word
 
 
 def _words(text: str, lo: int, hi: int) -> _Words:
@@ -72,8 +73,13 @@ def _words(text: str, lo: int, hi: int) -> _Words:
         ids.append(intern.setdefault(folded, len(intern)))
         starts.append(start)
         line.append((lo == 0 and len(ids) == 1) or "\n" in gap)
-        sentence.append(line[-1] or (bool(_SENTENCE_END.search(gap))
-                                     and not _ABBREVIATION.search(text, max(0, prev_end - 6), start)))
+        sentence.append(
+            line[-1]
+            or (
+                bool(_SENTENCE_END.search(gap))
+                and not _ABBREVIATION.search(text, max(0, prev_end - 6), start)
+            )
+        )
         cjk.append(is_cjk_unit(folded))
         prev_end = end
     return _Words(ids, starts, line, sentence, cjk, opens_text=lo == 0)
@@ -84,16 +90,17 @@ class _Unit:
     """One verified copy (`words`) and the rules its earlier copies are held to."""
 
     words: list[int]
-    starts_ok: list[bool]      # where a copy may start (line, sentence or any word), per word
-    phases: list[int]          # offsets in the copy where a part of it may open the loop
-    run_scale: int             # slot runs are counted in words, a Chinese word being two units
+    starts_ok: list[bool]  # where a copy may start (line, sentence or any word), per word
+    phases: list[int]  # offsets in the copy where a part of it may open the loop
+    run_scale: int  # slot runs are counted in words, a Chinese word being two units
 
     def matches(self, span: list[int], unit: list[int] | None = None, *, share_of_copy: bool = False) -> bool:
         """True when `span` is `unit` (default: the whole copy) with a few slots changed."""
         return self.changes(span, unit, share_of_copy=share_of_copy) is not None
 
-    def changes(self, span: list[int], unit: list[int] | None = None, *,
-                share_of_copy: bool = False) -> int | None:
+    def changes(
+        self, span: list[int], unit: list[int] | None = None, *, share_of_copy: bool = False
+    ) -> int | None:
         """Words changed when `span` is `unit` (default: the whole copy) with a few slots changed, else None.
 
         A slot is one run of differing words, at most `_MAX_SLOT_WORDS` long (so an inserted clause is
@@ -122,8 +129,10 @@ class _Unit:
         """A copy, then perhaps a short aside before the next one (`"X," Williams said. "X.`)."""
         n = len(self.words)
         extra = _MAX_EXTRA_WORDS * self.run_scale
-        return any(abs(k - n) <= extra and self.matches(span[:k])
-                   for k in range(len(span), max(0, len(span) - self.aside) - 1, -1))
+        return any(
+            abs(k - n) <= extra and self.matches(span[:k])
+            for k in range(len(span), max(0, len(span) - self.aside) - 1, -1)
+        )
 
 
 def _starts_ok(w: _Words, lo: int, hi: int) -> list[bool]:
@@ -136,9 +145,9 @@ def _starts_ok(w: _Words, lo: int, hi: int) -> list[bool]:
 
 
 def _unit_at(w: _Words, x: int, pw: int, starts_ok: list[bool]) -> _Unit:
-    words = w.ids[x:x + pw]
+    words = w.ids[x : x + pw]
     phases = [j for j in range(1, len(words)) if starts_ok[x + j] and w.sentence_start[x + j]]
-    cjk = sum(w.cjk[x:x + pw]) * 2 > len(words)
+    cjk = sum(w.cjk[x : x + pw]) * 2 > len(words)
     return _Unit(words, starts_ok, phases, _CJK_CHARS_PER_WORD if cjk else 1)
 
 
@@ -151,7 +160,7 @@ def _first_copy(w: _Words, x: int, unit: _Unit) -> int:
     """
     n = len(unit.words)
     while x > 0:
-        if x >= n and w.ids[x - n:x] == unit.words:   # a verbatim copy: the common case
+        if x >= n and w.ids[x - n : x] == unit.words:  # a verbatim copy: the common case
             x -= n
             continue
         step = _previous_copy(w, x, unit)
@@ -165,8 +174,9 @@ def _previous_copy(w: _Words, x: int, unit: _Unit) -> int | None:
     """Start of a copy ending at word `x`: nearest one period back first, then one with an aside."""
     n = len(unit.words)
     extra = _MAX_EXTRA_WORDS * unit.run_scale
-    whole = sorted(range(max(0, x - n - extra), max(0, min(x, x - n + extra + 1))),
-                   key=lambda s: abs(x - n - s))
+    whole = sorted(
+        range(max(0, x - n - extra), max(0, min(x, x - n + extra + 1))), key=lambda s: abs(x - n - s)
+    )
     aside = unit.aside
     with_aside = range(max(0, x - n - extra) - 1, max(0, x - n - aside) - 1, -1)
     for s in whole:
@@ -194,7 +204,7 @@ def _opening_part(w: _Words, x: int, unit: _Unit) -> int:
         tails = [unit.words[j:] for j in unit.phases] if unit.starts_ok[s] or w.sentence_start[s] else []
         costs = [c for c in (unit.changes(span, t, share_of_copy=True) for t in tails) if c is not None]
         if s == 0 and w.opens_text:
-            whole = unit.changes(span, unit.words[max(0, n - len(span)):])
+            whole = unit.changes(span, unit.words[max(0, n - len(span)) :])
             costs += [] if whole is None else [whole]
         if costs and (fewest is None or min(costs) < fewest):
             best, fewest = s, min(costs)
@@ -216,7 +226,7 @@ def _date_in(text: str, w: _Words, copy_start: int, period_chars: int) -> int:
         y -= 1
     if starts_ok[y] and y < x:
         following = _unit_at(w, y + pw, min(pw, end - y - pw), starts_ok)
-        if following.matches(w.ids[y:y + pw]):
+        if following.matches(w.ids[y : y + pw]):
             x = y
     y = x
     while y < min(end, x + pw) and not starts_ok[y]:
@@ -231,12 +241,12 @@ def _date_in(text: str, w: _Words, copy_start: int, period_chars: int) -> int:
     while y > max(0, x - reach) and not w.sentence_start[y]:
         y -= 1
     if y == 0 and w.opens_text and w.sentence_start[y]:
-        return 0   # nothing but punctuation before the reply's first word
+        return 0  # nothing but punctuation before the reply's first word
     first = y if w.sentence_start[y] else x
     start = w.starts[first]
-    while start > 0 and text[start - 1] in _OPENERS:   # `"I don't think…` starts at the quote
+    while start > 0 and text[start - 1] in _OPENERS:  # `"I don't think…` starts at the quote
         start -= 1
-    if w.line_start[first]:   # `- O(1) …`, `# Output:`: a bullet or comment mark opens the line's copy
+    if w.line_start[first]:  # `- O(1) …`, `# Output:`: a bullet or comment mark opens the line's copy
         line = text.rfind("\n", 0, start) + 1
         mark = text[line:start].lstrip()
         if mark and not any(ch.isalnum() for ch in mark):

@@ -34,10 +34,10 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 _DIGITS = re.compile(r"\d+")
 _SENTENCE_END = re.compile("(?:[.!?…。！？][\"'”’)\\]]*\\s+|\n\\s*)")
 _MAX_COUNTER_DIGITS = 18
-_CHAIN_SHARE = 0.5    # an earlier loop piece repeats at least half a copy more (1.5 copies) ...
-_CHAIN_WORDS = 8      # ... and at least 8 words (the rubric's long unit) ...
-_CHAIN_EXACT = 0.8    # ... most of them in whole k-grams (a list changing an item per row does not)
-_OUTER_TRIES = 3      # longer periods tried for a block that repeats whole around a nested loop
+_CHAIN_SHARE = 0.5  # an earlier loop piece repeats at least half a copy more (1.5 copies) ...
+_CHAIN_WORDS = 8  # ... and at least 8 words (the rubric's long unit) ...
+_CHAIN_EXACT = 0.8  # ... most of them in whole k-grams (a list changing an item per row does not)
+_OUTER_TRIES = 3  # longer periods tried for a block that repeats whole around a nested loop
 _CHAIN_GAP_UNITS = 4  # units without a match one piece may hold (the default `max_gap_units`)
 _HEAD_ASIDE_UNITS = 12  # the first copy's head may occur one period plus this many units (an aside) earlier
 _EXACT = 0.95
@@ -210,6 +210,7 @@ def _exact_period(ids: list[int], a: int, b: int, p: int) -> int:
     Rows that alternate a word (`rows[i] = None`, `cols[i] = None`) match one row back with a slot,
     but repeat exactly two rows back: the unit a reader sees is the pair.
     """
+
     def exact(q: int) -> float:
         lo = max(a, q)
         return sum(ids[i] == ids[i - q] for i in range(lo, b)) / (b - lo) if b > lo else 0.0
@@ -231,7 +232,7 @@ def _chain(u: _Units, dist: list[int], period: list[int], a: int, anchor: int) -
     that repeats in its own right (the labelling rubric's onset), so each such piece is returned
     for dating as well.
     """
-    pieces: list[list[int]] = []   # [start, end, period, matched units, matched words, exact units]
+    pieces: list[list[int]] = []  # [start, end, period, matched units, matched words, exact units]
     for i in range(a, anchor):
         q = period[i]
         if not q:
@@ -243,8 +244,11 @@ def _chain(u: _Units, dist: list[int], period: list[int], a: int, anchor: int) -
         pieces[-1][3] += 1
         pieces[-1][4] += u.content[i]
         pieces[-1][5] += dist[i] == q
-    return tuple((st - q, q) for st, _, q, m, wds, exact in reversed(pieces)
-                 if m >= _CHAIN_SHARE * q and wds >= _CHAIN_WORDS and exact >= _CHAIN_EXACT * m)
+    return tuple(
+        (st - q, q)
+        for st, _, q, m, wds, exact in reversed(pieces)
+        if m >= _CHAIN_SHARE * q and wds >= _CHAIN_WORDS and exact >= _CHAIN_EXACT * m
+    )
 
 
 def _outer_block(u: _Units, dist: list[int], a: int, b: int, p: int) -> tuple[tuple[int, int], ...]:
@@ -270,7 +274,7 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int) ->
     mean_p = sum(matched) / len(matched)
     anchor = next((i for i in range(a, b) if dist[i] == p), a)
     first = max(0, anchor - p)
-    back = 0   # the k-gram may first repeat a few units into the copy (a unit that repeats inside)
+    back = 0  # the k-gram may first repeat a few units into the copy (a unit that repeats inside)
     while back < p - 1 and first > 0 and u.ids[first - 1] == u.ids[first - 1 + p]:
         first -= 1
         back += 1
@@ -304,11 +308,15 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int) ->
             else:
                 variation += 1
     unit_end = min(len(u.ids), first + p)
-    letters = sum(len(u.raw[i]) for i in range(first, unit_end)
-                  if u.content[i] and not u.raw[i][0].isdecimal())
+    letters = sum(
+        len(u.raw[i]) for i in range(first, unit_end) if u.content[i] and not u.raw[i][0].isdecimal()
+    )
     # Words as a reader counts them: `snake_case_name` is one word, not four.
-    period_words = sum(1 for i in range(first, unit_end) if u.content[i]
-                       and not (i > 1 and u.raw[i - 1][0] == "_" and u.content[i - 2]))
+    period_words = sum(
+        1
+        for i in range(first, unit_end)
+        if u.content[i] and not (i > 1 and u.raw[i - 1][0] == "_" and u.content[i - 2])
+    )
     return TandemCandidate(
         onset_unit=head,
         copy_unit=first,
@@ -327,13 +335,23 @@ def _candidate(u: _Units, dist: list[int], period: list[int], a: int, b: int) ->
     )
 
 
-def scan_tandem_repeats(text: str, *, kgram: int, max_period_units: int, max_gap_units: int,
-                        hold_units: int, min_region_units: int = 1) -> list[TandemCandidate]:
+def scan_tandem_repeats(
+    text: str,
+    *,
+    kgram: int,
+    max_period_units: int,
+    max_gap_units: int,
+    hold_units: int,
+    min_region_units: int = 1,
+) -> list[TandemCandidate]:
     """Every candidate region of at least `min_region_units` units, in order of position (no verdict yet)."""
     u = _units(text)
     if len(u.ids) < kgram + 1:
         return []
     dist = _repeat_distances(u.ids, kgram, max_period_units)
     period = _local_matches(u.ids, dist, hold_units)
-    return [_candidate(u, dist, period, a, b)
-            for a, b in _regions(period, max_gap_units) if b - a >= min_region_units]
+    return [
+        _candidate(u, dist, period, a, b)
+        for a, b in _regions(period, max_gap_units)
+        if b - a >= min_region_units
+    ]

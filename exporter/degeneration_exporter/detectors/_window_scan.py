@@ -57,8 +57,9 @@ def check_scan_params(window_size: int, stride: int, threshold: float) -> None:
         raise ValueError(f"threshold must be finite and > 0, got {threshold!r}")
 
 
-def window_bounds(text_length: int, window_size: int = DEFAULT_WINDOW_SIZE,
-                  stride: int = DEFAULT_STRIDE) -> list[tuple[int, int]]:
+def window_bounds(
+    text_length: int, window_size: int = DEFAULT_WINDOW_SIZE, stride: int = DEFAULT_STRIDE
+) -> list[tuple[int, int]]:
     """Half-open code-point windows scanned for a text of this length, in scan order (§1.2 step 2)."""
     if text_length <= 0:
         return []
@@ -141,8 +142,17 @@ class WindowScan:
     confirmed with `==`, at most `MEMO_WINDOWS` of them.
     """
 
-    __slots__ = ("_memo", "_ratio_fn", "evidence", "hits", "max_ratio", "scanned", "stop", "stopped",
-                 "threshold")
+    __slots__ = (
+        "_memo",
+        "_ratio_fn",
+        "evidence",
+        "hits",
+        "max_ratio",
+        "scanned",
+        "stop",
+        "stopped",
+        "threshold",
+    )
 
     def __init__(self, threshold: float, stop_at_first_hit: bool, ratio_fn: RatioFn | None) -> None:
         self.threshold = threshold
@@ -162,7 +172,7 @@ class WindowScan:
         for start, end in bounds:
             if self.stopped:
                 break
-            data = text[start - base:end - base].encode("utf-8", ENCODE_ERRORS)
+            data = text[start - base : end - base].encode("utf-8", ENCODE_ERRORS)
             self.scanned += 1
             if ratio_fn is not None:
                 ratio = ratio_fn(data)
@@ -181,7 +191,7 @@ class WindowScan:
                 best = ratio
             if ratio > threshold:
                 if not hits:
-                    self.evidence = snippet(text[start - base:min(end, start + EVIDENCE_CHARS) - base])
+                    self.evidence = snippet(text[start - base : min(end, start + EVIDENCE_CHARS) - base])
                 hits.append(HitWindow(start, end, ratio))
                 self.stopped = self.stop
         self.max_ratio = best
@@ -198,8 +208,13 @@ class WindowScan:
         )
 
 
-def scan_windows(text: str, bounds: list[tuple[int, int]], threshold: float, stop_at_first_hit: bool,
-                 ratio_fn: RatioFn | None) -> WindowScan:
+def scan_windows(
+    text: str,
+    bounds: list[tuple[int, int]],
+    threshold: float,
+    stop_at_first_hit: bool,
+    ratio_fn: RatioFn | None,
+) -> WindowScan:
     """One scan of `bounds` over a whole text."""
     scan = WindowScan(threshold, stop_at_first_hit, ratio_fn)
     scan.run(text, 0, bounds)

@@ -72,8 +72,9 @@ class WordTail:
         "_words",
     )
 
-    def __init__(self, min_n: int, max_n: int, repeats: int, tail_chars: int | None,
-                 bulk_words: int = BULK_WORDS) -> None:
+    def __init__(
+        self, min_n: int, max_n: int, repeats: int, tail_chars: int | None, bulk_words: int = BULK_WORDS
+    ) -> None:
         if not 1 <= min_n <= max_n or repeats < 2 or (tail_chars is not None and tail_chars < 1):
             raise ValueError("need 1 <= min_n <= max_n, repeats >= 2 and tail_chars >= 1")
         self._min_n, self._max_n, self._repeats, self._limit = min_n, max_n, repeats, tail_chars

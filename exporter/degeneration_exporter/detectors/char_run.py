@@ -29,12 +29,15 @@ ProfileName = Literal["stream_hardened", "stream_v1", "gauntlet"]
 
 
 PROFILES: dict[str, RunProfile] = {
-    "stream_hardened": RunProfile(64, 256, whitespace_counts=False, growth_gate=3, names_deltas=True,
-                                  full_length=False),
-    "stream_v1": RunProfile(64, 64, whitespace_counts=True, growth_gate=1, names_deltas=False,
-                            full_length=False),
-    "gauntlet": RunProfile(64, 64, whitespace_counts=True, growth_gate=1, names_deltas=False,
-                           full_length=True),
+    "stream_hardened": RunProfile(
+        64, 256, whitespace_counts=False, growth_gate=3, names_deltas=True, full_length=False
+    ),
+    "stream_v1": RunProfile(
+        64, 64, whitespace_counts=True, growth_gate=1, names_deltas=False, full_length=False
+    ),
+    "gauntlet": RunProfile(
+        64, 64, whitespace_counts=True, growth_gate=1, names_deltas=False, full_length=True
+    ),
 }
 
 
@@ -46,20 +49,29 @@ class CharRunParams(BaseModel, frozen=True, extra="forbid"):
         description="Published threshold set: stream_hardened (osaurus PR state), stream_v1 (initial #1922), "
         "or gauntlet (CLI batch detector).",
     )
-    run_alnum: int | None = Field(None, ge=2, description="Override: run length, in characters, that fires "
-                                  "for a letter or number.")
-    run_other: int | None = Field(None, ge=2, description="Override: run length, in characters, that fires "
-                                  "for any other character.")
-    whitespace_counts: bool | None = Field(None, description="Override: whether whitespace forms runs "
-                                           "(false: whitespace breaks runs).")
-    growth_deltas: int | None = Field(None, ge=1, description="Override: distinct deltas, a count, that must "
-                                      "extend a run before it fires (1 = no gate).")
+    run_alnum: int | None = Field(
+        None, ge=2, description="Override: run length, in characters, that fires for a letter or number."
+    )
+    run_other: int | None = Field(
+        None, ge=2, description="Override: run length, in characters, that fires for any other character."
+    )
+    whitespace_counts: bool | None = Field(
+        None, description="Override: whether whitespace forms runs (false: whitespace breaks runs)."
+    )
+    growth_deltas: int | None = Field(
+        None,
+        ge=1,
+        description="Override: distinct deltas, a count, that must "
+        "extend a run before it fires (1 = no gate).",
+    )
 
     def run_profile(self) -> RunProfile:
         """The profile with any overrides applied."""
         overrides: dict[str, Any] = {
-            "alnum_threshold": self.run_alnum, "other_threshold": self.run_other,
-            "whitespace_counts": self.whitespace_counts, "growth_gate": self.growth_deltas,
+            "alnum_threshold": self.run_alnum,
+            "other_threshold": self.run_other,
+            "whitespace_counts": self.whitespace_counts,
+            "growth_gate": self.growth_deltas,
         }
         return replace(PROFILES[self.profile], **{k: v for k, v in overrides.items() if v is not None})
 

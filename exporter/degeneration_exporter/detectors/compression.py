@@ -66,18 +66,28 @@ def _bounds(text_length: int, params: CompressionParams) -> list[tuple[int, int]
     return window_bounds(text_length, params.window_size, params.stride)
 
 
-def scan_repetition(text: str, *, window_size: int = DEFAULT_WINDOW_SIZE, stride: int = DEFAULT_STRIDE,
-                    threshold: float = DEFAULT_THRESHOLD, stop_at_first_hit: bool = False,
-                    ratio_fn: RatioFn | None = None) -> RepetitionReport:
+def scan_repetition(
+    text: str,
+    *,
+    window_size: int = DEFAULT_WINDOW_SIZE,
+    stride: int = DEFAULT_STRIDE,
+    threshold: float = DEFAULT_THRESHOLD,
+    stop_at_first_hit: bool = False,
+    ratio_fn: RatioFn | None = None,
+) -> RepetitionReport:
     """Relax's whole-response window scan (§1.2); `ratio_fn` replaces the zlib ratio (tests only)."""
     check_scan_params(window_size, stride, threshold)
     bounds = window_bounds(len(text), window_size, stride)
     return scan_windows(text, bounds, threshold, stop_at_first_hit, ratio_fn).report(len(text))
 
 
-def legacy_tail_scan(text: str, *, window_size: int = DEFAULT_WINDOW_SIZE,
-                     threshold: float = DEFAULT_THRESHOLD,
-                     ratio_fn: RatioFn | None = None) -> RepetitionReport:
+def legacy_tail_scan(
+    text: str,
+    *,
+    window_size: int = DEFAULT_WINDOW_SIZE,
+    threshold: float = DEFAULT_THRESHOLD,
+    ratio_fn: RatioFn | None = None,
+) -> RepetitionReport:
     """slime's original check (§1.1): only the last window, only when the text is strictly longer."""
     check_scan_params(window_size, 1, threshold)
     bounds = _legacy_bounds(len(text), window_size)
@@ -89,15 +99,26 @@ class CompressionParams(BaseModel, frozen=True, extra="forbid"):
 
     mode: Literal["relax", "legacy_tail"] = Field(
         "relax",
-        description="`relax`: whole-response window scan (PR #333); `legacy_tail`: slime's suffix check.")
-    window_size: int = Field(DEFAULT_WINDOW_SIZE, gt=0, strict=True,
-                             description="Window length, in Unicode code points.")
-    stride: int = Field(DEFAULT_STRIDE, gt=0, strict=True,
-                        description="Distance between window starts, in code points; at most window_size.")
-    threshold: float = Field(DEFAULT_THRESHOLD, gt=0, allow_inf_nan=False,
-                             description="A window whose raw/zlib byte ratio is strictly above this hits.")
-    stop_at_first_hit: bool = Field(False,
-                                    description="Stop scanning at the first hit window (Relax early exit).")
+        description="`relax`: whole-response window scan (PR #333); `legacy_tail`: slime's suffix check.",
+    )
+    window_size: int = Field(
+        DEFAULT_WINDOW_SIZE, gt=0, strict=True, description="Window length, in Unicode code points."
+    )
+    stride: int = Field(
+        DEFAULT_STRIDE,
+        gt=0,
+        strict=True,
+        description="Distance between window starts, in code points; at most window_size.",
+    )
+    threshold: float = Field(
+        DEFAULT_THRESHOLD,
+        gt=0,
+        allow_inf_nan=False,
+        description="A window whose raw/zlib byte ratio is strictly above this hits.",
+    )
+    stop_at_first_hit: bool = Field(
+        False, description="Stop scanning at the first hit window (Relax early exit)."
+    )
 
     @model_validator(mode="after")
     def _stride_fits_window(self) -> CompressionParams:
@@ -221,7 +242,7 @@ class Compression:
         self._take_pending()
         keep_from = max(self._buf_start, self._length - self._params.window_size)
         if keep_from > self._buf_start:
-            self._buf = self._buf[keep_from - self._buf_start:]
+            self._buf = self._buf[keep_from - self._buf_start :]
             self._buf_start = keep_from
 
     def _measure(self, start: int, end: int) -> None:

@@ -52,14 +52,15 @@ def text_words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def generated_tokens(token_ids: Sequence[int], prompt_length: int = 0,
-                     action_mask: Sequence[int] | None = None) -> list[int]:
+def generated_tokens(
+    token_ids: Sequence[int], prompt_length: int = 0, action_mask: Sequence[int] | None = None
+) -> list[int]:
     """The model's own tokens: drop the prompt, then the positions the response mask zeroes (§2.2 step 1).
 
     The mask is aligned with the response part; kept tokens are joined in order, so an n-gram may
     straddle a removed observation. Response tokens beyond the end of a short mask count as masked.
     """
-    response = list(token_ids[max(prompt_length, 0):])
+    response = list(token_ids[max(prompt_length, 0) :])
     if action_mask is None:
         return response
     return list(compress(response, action_mask))
@@ -83,12 +84,20 @@ class NgramRatioParams(BaseModel, frozen=True, extra="forbid"):
     """Trinity's operator arguments, with its defaults (issue #620); bounds as assumed in §2.2 step 6."""
 
     ngram_size: int = Field(4, ge=1, strict=True, description="n, the n-gram length, in tokens (or words).")
-    max_repeat_ratio: float = Field(0.5, ge=0.0, le=1.0, allow_inf_nan=False,
-                                    description="Dropped when the duplicate n-gram ratio is strictly above "
-                                                "this; 1.0 disables the filter.")
-    min_response_tokens: int = Field(32, ge=0, strict=True,
-                                     description="Responses with fewer generated tokens (or words) are kept "
-                                                 "unscored, in tokens.")
+    max_repeat_ratio: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="Dropped when the duplicate n-gram ratio is strictly above "
+        "this; 1.0 disables the filter.",
+    )
+    min_response_tokens: int = Field(
+        32,
+        ge=0,
+        strict=True,
+        description="Responses with fewer generated tokens (or words) are kept unscored, in tokens.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,13 +134,17 @@ def score_response(units: Sequence[Hashable], params: NgramRatioParams) -> Ngram
     return _decide(count, ratio, params)
 
 
-def filter_experiences(experiences: Iterable[DetectorInput],
-                       params: NgramRatioParams) -> tuple[list[int], dict[str, int | float]]:
+def filter_experiences(
+    experiences: Iterable[DetectorInput], params: NgramRatioParams
+) -> tuple[list[int], dict[str, int | float]]:
     """Trinity's `process`: indices kept and the batch metrics (§2.3); ratio stats only if any was scored."""
     kept: list[int] = []
     ratios: list[float] = []
     metrics: dict[str, int | float] = {
-        "filtered_count": 0, "skipped_empty_count": 0, "skipped_short_count": 0}
+        "filtered_count": 0,
+        "skipped_empty_count": 0,
+        "skipped_short_count": 0,
+    }
     for index, exp in enumerate(experiences):
         ids = generated_tokens(exp.token_ids or (), exp.prompt_length, exp.action_mask)
         verdict = score_response(ids, params)
@@ -149,8 +162,13 @@ def filter_experiences(experiences: Iterable[DetectorInput],
     return kept, metrics
 
 
-def _finding(verdict: NgramVerdict, counts: Counter[tuple[Hashable, ...]], unit_kind: str,
-             params: NgramRatioParams, channel: Channel) -> Finding:
+def _finding(
+    verdict: NgramVerdict,
+    counts: Counter[tuple[Hashable, ...]],
+    unit_kind: str,
+    params: NgramRatioParams,
+    channel: Channel,
+) -> Finding:
     details = verdict.to_dict()
     details.update(unit_kind=unit_kind, ngram_size=params.ngram_size)
     unit = None
@@ -158,8 +176,15 @@ def _finding(verdict: NgramVerdict, counts: Counter[tuple[Hashable, ...]], unit_
         gram, seen = counts.most_common(1)[0]
         unit = snippet(" ".join(map(str, gram)))
         details["top_ngram_count"] = seen
-    return Finding(detector="ngram_ratio", kind="repetition", flagged=verdict.dropped, channel=channel,
-                   score=verdict.ratio, unit=unit, details=details)
+    return Finding(
+        detector="ngram_ratio",
+        kind="repetition",
+        flagged=verdict.dropped,
+        channel=channel,
+        score=verdict.ratio,
+        unit=unit,
+        details=details,
+    )
 
 
 def detect_ngram_ratio(inp: DetectorInput, params: NgramRatioParams) -> Finding:
@@ -229,8 +254,9 @@ class NgramRatio:
         self._carry = []
         self._count_ready()
         verdict = self._verdict()
-        return _finding(verdict, self._counts if verdict.dropped else Counter(), "words", self._params,
-                        self._channel)
+        return _finding(
+            verdict, self._counts if verdict.dropped else Counter(), "words", self._params, self._channel
+        )
 
     def _count_ready(self) -> None:
         words = text_words("".join(self._ready))
@@ -244,7 +270,7 @@ class NgramRatio:
         if len(seq) >= n:
             self._counts.update(_ngrams(seq, n))
             self._total += len(seq) - n + 1
-        self._tail = seq[-(n - 1):] if n > 1 else []
+        self._tail = seq[-(n - 1) :] if n > 1 else []
 
     def _verdict(self) -> NgramVerdict:
         ratio = 1.0 - len(self._counts) / self._total if self._total > 0 else 0.0

@@ -94,8 +94,12 @@ class StreamNgram(OsaurusStream):
     def __init__(self, params: StreamNgramParams) -> None:
         rule = params.ngram_profile()
         runs = RUN_PROFILES[params.profile] if params.char_runs else None
-        super().__init__("stream_ngram", params.profile, runs,
-                         WordTail(rule.min_n, rule.max_n, rule.repeats, rule.tail_chars))
+        super().__init__(
+            "stream_ngram",
+            params.profile,
+            runs,
+            WordTail(rule.min_n, rule.max_n, rule.repeats, rule.tail_chars),
+        )
 
 
 def detect_stream_ngram(inp: DetectorInput, params: StreamNgramParams) -> Finding:
@@ -107,8 +111,9 @@ _GAUNTLET = StreamNgramParams(profile="gauntlet", char_runs=True)
 """The CLI gauntlet's combined detector (runs, then n-grams), validated once."""
 
 
-def canary_verdict(content: str, reasoning: str = "",
-                   min_transcript_chars: int = CANARY_MIN_TRANSCRIPT_CHARS) -> CanaryVerdict:
+def canary_verdict(
+    content: str, reasoning: str = "", min_transcript_chars: int = CANARY_MIN_TRANSCRIPT_CHARS
+) -> CanaryVerdict:
     """The gauntlet's degeneration-canary verdict (§4.3): a hit fails at any length, short is untested."""
     transcript = f"{reasoning}\n{content}" if reasoning else content
     if detect_stream_ngram(DetectorInput(text=transcript), _GAUNTLET).flagged:

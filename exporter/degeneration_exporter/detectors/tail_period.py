@@ -51,7 +51,7 @@ def _suffix_has_period(data: Bytes, period: int, length: int) -> bool:
     n = len(data)
     if length <= period:
         return True
-    return data[n - length + period:] == data[n - length:n - period]
+    return data[n - length + period :] == data[n - length : n - period]
 
 
 def periodic_suffix_length(data: Bytes, period: int, limit: int) -> int:
@@ -96,8 +96,14 @@ def _short_period_extent(data: Bytes, min_period: int, cap: int) -> int:
     return best
 
 
-def repeats_at_tail(data: Bytes, *, min_span: int = DEFAULT_MIN_SPAN, max_span: int = DEFAULT_MAX_SPAN,
-                    repeats: int = DEFAULT_REPEATS, min_period: int = DEFAULT_MIN_PERIOD) -> int | None:
+def repeats_at_tail(
+    data: Bytes,
+    *,
+    min_span: int = DEFAULT_MIN_SPAN,
+    max_span: int = DEFAULT_MAX_SPAN,
+    repeats: int = DEFAULT_REPEATS,
+    min_period: int = DEFAULT_MIN_PERIOD,
+) -> int | None:
     """utopia's predicate (§3.1): the smallest span whose last `repeats` copies end the bytes, or None.
 
     A span L qualifies when the last `repeats * L` bytes have period L and no period below `min_period`.
@@ -108,7 +114,7 @@ def repeats_at_tail(data: Bytes, *, min_span: int = DEFAULT_MIN_SPAN, max_span: 
     if hi < min_span:
         return None
     k = min(_NEEDLE_BYTES, (repeats - 1) * min_span)
-    needle = data[n - k:]
+    needle = data[n - k :]
     start = n - k - hi
     if data.rfind(needle, start, n - min_span) < 0:
         return None  # the usual case in clean text: no span can have period L at all
@@ -131,21 +137,35 @@ class TailPeriodParams(BaseModel, frozen=True, extra="forbid"):
     """utopia's constants (span 30-600 bytes inclusive, 5 repeats, no period under 30) and stream cadence."""
 
     min_span_bytes: int = Field(DEFAULT_MIN_SPAN, ge=1, strict=True, description="Shortest row, in bytes.")
-    max_span_bytes: int = Field(DEFAULT_MAX_SPAN, ge=1, strict=True,
-                                description="Longest row, in bytes (inclusive).")
-    repeats: int = Field(DEFAULT_REPEATS, ge=2, strict=True,
-                         description="Copies of the row that must end the reply, a count.")
-    min_period_bytes: int = Field(DEFAULT_MIN_PERIOD, ge=1, strict=True,
-                                  description="The tail must have no period shorter than this, in bytes "
-                                              "(1 disables the check).")
+    max_span_bytes: int = Field(
+        DEFAULT_MAX_SPAN, ge=1, strict=True, description="Longest row, in bytes (inclusive)."
+    )
+    repeats: int = Field(
+        DEFAULT_REPEATS, ge=2, strict=True, description="Copies of the row that must end the reply, a count."
+    )
+    min_period_bytes: int = Field(
+        DEFAULT_MIN_PERIOD,
+        ge=1,
+        strict=True,
+        description="The tail must have no period shorter than this, in bytes (1 disables the check).",
+    )
     check: Literal["cadence", "every_delta"] = Field(
         "cadence",
-        description="Streaming: check once the reply grew by cadence_bytes (upstream), or after every delta.")
-    cadence_bytes: int = Field(DEFAULT_CADENCE, ge=1, strict=True,
-                               description="Streaming growth between checks, in bytes (cadence mode).")
-    onset_lookback_bytes: int = Field(DEFAULT_LOOKBACK, ge=1, strict=True,
-                                      description="How far back from the end the loop's start is searched, "
-                                                  "in bytes; bounds streaming memory.")
+        description="Streaming: check once the reply grew by cadence_bytes (upstream), or after every delta.",
+    )
+    cadence_bytes: int = Field(
+        DEFAULT_CADENCE,
+        ge=1,
+        strict=True,
+        description="Streaming growth between checks, in bytes (cadence mode).",
+    )
+    onset_lookback_bytes: int = Field(
+        DEFAULT_LOOKBACK,
+        ge=1,
+        strict=True,
+        description="How far back from the end the loop's start is searched, "
+        "in bytes; bounds streaming memory.",
+    )
 
     @model_validator(mode="after")
     def _span_range(self) -> TailPeriodParams:
@@ -156,28 +176,42 @@ class TailPeriodParams(BaseModel, frozen=True, extra="forbid"):
 
 def _span_at_tail(data: Bytes, params: TailPeriodParams) -> int | None:
     """`repeats_at_tail` with the params, over only the bytes it can look at."""
-    return repeats_at_tail(data[-params.repeats * params.max_span_bytes:], min_span=params.min_span_bytes,
-                           max_span=params.max_span_bytes, repeats=params.repeats,
-                           min_period=params.min_period_bytes)
+    return repeats_at_tail(
+        data[-params.repeats * params.max_span_bytes :],
+        min_span=params.min_span_bytes,
+        max_span=params.max_span_bytes,
+        repeats=params.repeats,
+        min_period=params.min_period_bytes,
+    )
 
 
-def _tail_finding(data: Bytes, span: int | None, total_bytes: int, total_chars: int,
-                  params: TailPeriodParams, channel: Channel,
-                  stream: dict[str, int] | None = None) -> Finding:
+def _tail_finding(
+    data: Bytes,
+    span: int | None,
+    total_bytes: int,
+    total_chars: int,
+    params: TailPeriodParams,
+    channel: Channel,
+    stream: dict[str, int] | None = None,
+) -> Finding:
     """Report on the end of a text of `total_bytes` bytes and `total_chars` code points.
 
     `data` holds the text's last bytes: at least `onset_lookback_bytes` of them, or all; `span` is
     what `_span_at_tail` found there.
     """
-    details: dict[str, Any] = {"repeating": span is not None, "min_span_bytes": span,
-                               "length_bytes": total_bytes}
+    details: dict[str, Any] = {
+        "repeating": span is not None,
+        "min_span_bytes": span,
+        "length_bytes": total_bytes,
+    }
     if stream is not None:
         details.update(stream)
     if span is None:
-        return Finding(detector="tail_period", kind="repetition", flagged=False, channel=channel,
-                       details=details)
+        return Finding(
+            detector="tail_period", kind="repetition", flagged=False, channel=channel, details=details
+        )
     run = periodic_suffix_length(data, span, params.onset_lookback_bytes)
-    region = data[len(data) - run:]
+    region = data[len(data) - run :]
     covered = _code_points(region)
     details["periodic_bytes"] = run
     if total_chars:
@@ -189,7 +223,7 @@ def _tail_finding(data: Bytes, span: int | None, total_bytes: int, total_chars: 
         channel=channel,
         score=run / span,
         onset=total_chars - covered,
-        period=_code_points(data[len(data) - span:]),
+        period=_code_points(data[len(data) - span :]),
         unit=snippet(region[:span].decode("utf-8", "replace")),
         covered_chars=covered,
         details=details,
@@ -200,7 +234,7 @@ def detect_tail_period(inp: DetectorInput, params: TailPeriodParams) -> Finding:
     """Batch form over `inp.text`: period is the row in code points, onset where the periodic run starts."""
     text = inp.text
     if text.isascii():  # bytes are code points: encode only the tail that can be looked at
-        data = text[-_retained_bytes(params):].encode("ascii")
+        data = text[-_retained_bytes(params) :].encode("ascii")
         total_bytes = len(text)
     else:
         data = text.encode("utf-8", ENCODE_ERRORS)
@@ -253,8 +287,9 @@ class TailPeriod:
         if span is None:
             return None
         stream = {"frames_read": self._frames, "bytes_read": self._bytes}
-        self._latched = _tail_finding(self._buf, span, self._bytes, self._chars, self._params, channel,
-                                      stream)
+        self._latched = _tail_finding(
+            self._buf, span, self._bytes, self._chars, self._params, channel, stream
+        )
         return self._latched
 
     def finish(self) -> Finding:

@@ -45,29 +45,69 @@ __all__ = [
 ]
 
 FORMATS: Final[dict[str, FormatSpec]] = {
-    "openai_chat": FormatSpec("openai_chat", parse_openai_chat, is_openai_chat,
-                              "OpenAI chat.completion responses, bare or {request, response}"),
-    "openai_completion": FormatSpec("openai_completion", parse_openai_completion, is_openai_completion,
-                                    "OpenAI text_completion responses, bare or {request, response}"),
-    "openai_chunk": FormatSpec("openai_chunk", parse_openai_chunk, is_openai_chunk,
-                               "OpenAI chat.completion.chunk stream lines (reassembled by request id)"),
-    "openai_batch": FormatSpec("openai_batch", parse_openai_batch, is_openai_batch,
-                               "OpenAI Batch output lines (vLLM run-batch)"),
-    "vllm_log": FormatSpec("vllm_log", parse_vllm_log, is_vllm_log,
-                           "vLLM server log with --enable-log-outputs (text lines)", text_lines=True),
-    "sglang_log": FormatSpec("sglang_log", parse_sglang_log, is_sglang_log,
-                             "SGLang --log-requests-format json events"),
-    "slime_rollout": FormatSpec("slime_rollout", parse_slime_rollout, is_slime_rollout,
-                                "slime Sample.to_dict() records or {rollout_id, samples} dumps"),
-    "relax_rollout": FormatSpec("relax_rollout", parse_relax_rollout, is_relax_rollout,
-                                "Relax rollout_result/{train,eval}/<rollout_id>.jsonl"),
-    "verl_rollout": FormatSpec("verl_rollout", parse_verl_rollout, is_verl_rollout,
-                               "verl rollout_data_dir/<step>.jsonl ({input, output, step})"),
-    "trinity_experience": FormatSpec("trinity_experience", parse_trinity_experience, is_trinity_experience,
-                                     "Trinity-RFT Experience.to_dict() JSONL"),
+    "openai_chat": FormatSpec(
+        "openai_chat",
+        parse_openai_chat,
+        is_openai_chat,
+        "OpenAI chat.completion responses, bare or {request, response}",
+    ),
+    "openai_completion": FormatSpec(
+        "openai_completion",
+        parse_openai_completion,
+        is_openai_completion,
+        "OpenAI text_completion responses, bare or {request, response}",
+    ),
+    "openai_chunk": FormatSpec(
+        "openai_chunk",
+        parse_openai_chunk,
+        is_openai_chunk,
+        "OpenAI chat.completion.chunk stream lines (reassembled by request id)",
+    ),
+    "openai_batch": FormatSpec(
+        "openai_batch", parse_openai_batch, is_openai_batch, "OpenAI Batch output lines (vLLM run-batch)"
+    ),
+    "vllm_log": FormatSpec(
+        "vllm_log",
+        parse_vllm_log,
+        is_vllm_log,
+        "vLLM server log with --enable-log-outputs (text lines)",
+        text_lines=True,
+    ),
+    "sglang_log": FormatSpec(
+        "sglang_log", parse_sglang_log, is_sglang_log, "SGLang --log-requests-format json events"
+    ),
+    "slime_rollout": FormatSpec(
+        "slime_rollout",
+        parse_slime_rollout,
+        is_slime_rollout,
+        "slime Sample.to_dict() records or {rollout_id, samples} dumps",
+    ),
+    "relax_rollout": FormatSpec(
+        "relax_rollout",
+        parse_relax_rollout,
+        is_relax_rollout,
+        "Relax rollout_result/{train,eval}/<rollout_id>.jsonl",
+    ),
+    "verl_rollout": FormatSpec(
+        "verl_rollout",
+        parse_verl_rollout,
+        is_verl_rollout,
+        "verl rollout_data_dir/<step>.jsonl ({input, output, step})",
+    ),
+    "trinity_experience": FormatSpec(
+        "trinity_experience",
+        parse_trinity_experience,
+        is_trinity_experience,
+        "Trinity-RFT Experience.to_dict() JSONL",
+    ),
     "custom": FormatSpec("custom", parse_custom, None, "any JSON, fields read from configured dot paths"),
-    "generic": FormatSpec("generic", parse_generic, is_generic,
-                          "any JSON object with a response/text string (detection fallback)", fallback=True),
+    "generic": FormatSpec(
+        "generic",
+        parse_generic,
+        is_generic,
+        "any JSON object with a response/text string (detection fallback)",
+        fallback=True,
+    ),
 }
 
 DETECT_SAMPLE: Final = 20

@@ -24,8 +24,13 @@ IDENTITY_KEYS: Final = ("rollout_id", "index", "sample_index", "group_index", "d
 def is_dump_wrapper(obj: Mapping[str, Any]) -> bool:
     """The `torch.save` payload shape `{"rollout_id": int, "samples": [...]}`, as JSON."""
     samples = obj.get("samples")
-    return isinstance(samples, list) and bool(samples) and isinstance(samples[0], Mapping) \
-        and "rollout_id" in obj and "response" not in obj
+    return (
+        isinstance(samples, list)
+        and bool(samples)
+        and isinstance(samples[0], Mapping)
+        and "rollout_id" in obj
+        and "response" not in obj
+    )
 
 
 def records_from_dump(obj: Mapping[str, Any]) -> Iterator[Record]:

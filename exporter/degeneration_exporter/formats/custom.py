@@ -34,7 +34,8 @@ class CustomFormatOptions(BaseModel):
     max_tokens: str | None = Field(None, description="Path of the request's output budget, in tokens.")
     token_ids: str | None = Field(None, description="Path of the token ids (prompt + response allowed).")
     prompt_length: str | None = Field(
-        None, description="Path of the prompt length within token_ids, in tokens.")
+        None, description="Path of the prompt length within token_ids, in tokens."
+    )
     action_mask: str | None = Field(None, description="Path of the response action mask (1 = generated).")
     run: str | None = Field(None, description="Path of the run name (a string of at most 64 chars).")
     step: str | None = Field(None, description="Path of the training step (an integer).")
@@ -42,8 +43,19 @@ class CustomFormatOptions(BaseModel):
         default_factory=dict, description="Report-only identity fields: output key -> path (never labels)."
     )
 
-    @field_validator("text", "reasoning", "finish_reason", "model", "output_tokens", "max_tokens",
-                     "token_ids", "prompt_length", "action_mask", "run", "step")
+    @field_validator(
+        "text",
+        "reasoning",
+        "finish_reason",
+        "model",
+        "output_tokens",
+        "max_tokens",
+        "token_ids",
+        "prompt_length",
+        "action_mask",
+        "run",
+        "step",
+    )
     @classmethod
     def _dot_path(cls, path: str | None) -> str | None:
         if path is not None and (not path or any(not part for part in path.split("."))):
@@ -78,7 +90,8 @@ def parse_custom(
     yield Record(
         text=text,
         reasoning=(optional_str(obj, o.reasoning) or "") if o.reasoning else "",
-        finish_reason=parse_finish_reason(lookup(obj, o.finish_reason)) if o.finish_reason
+        finish_reason=parse_finish_reason(lookup(obj, o.finish_reason))
+        if o.finish_reason
         else parse_finish_reason(None),
         model=optional_str(obj, o.model) if o.model else None,
         token_ids=token_ids,

@@ -55,8 +55,9 @@ class LineParser:
 
     def __init__(self, format_name: str | None = None, options: CustomFormatOptions | None = None) -> None:
         if format_name is not None and format_name not in FORMATS:
-            raise ConfigError(f"unknown input format {format_name!r}; known: {', '.join(FORMATS)}",
-                              field="format")
+            raise ConfigError(
+                f"unknown input format {format_name!r}; known: {', '.join(FORMATS)}", field="format"
+            )
         if options is not None and format_name != "custom":
             raise ConfigError("fields apply only to format 'custom'", field="fields")
         self._spec: FormatSpec | None = None

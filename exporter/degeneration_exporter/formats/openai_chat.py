@@ -25,8 +25,12 @@ def is_openai_chat(obj: Mapping[str, Any]) -> bool:
     if kind is not None:
         return bool(kind == "chat.completion")
     choices = body.get("choices")
-    return isinstance(choices, list) and bool(choices) and isinstance(choices[0], Mapping) \
+    return (
+        isinstance(choices, list)
+        and bool(choices)
+        and isinstance(choices[0], Mapping)
         and isinstance(choices[0].get("message"), Mapping)
+    )
 
 
 def parse_openai_chat(obj: Mapping[str, Any]) -> Iterator[Record]:

@@ -23,8 +23,11 @@ _TRACE: Final = "reward_terminal_trace"
 
 
 def _is_relax_sample(obj: Mapping[str, Any]) -> bool:
-    return ("sample_index" in obj and "rollout_id" in obj and "response" in obj) \
-        or "decoded_tokens" in obj or obj.get("record_type") == _TRACE
+    return (
+        ("sample_index" in obj and "rollout_id" in obj and "response" in obj)
+        or "decoded_tokens" in obj
+        or obj.get("record_type") == _TRACE
+    )
 
 
 def is_relax_rollout(obj: Mapping[str, Any]) -> bool:

@@ -52,4 +52,4 @@ def parse_sglang_log(obj: Mapping[str, Any]) -> Iterator[Record]:
 
 def _looks_level2_cut(text: str) -> bool:
     """Level 2 keeps the first and last 1024 chars of a long string around `...`."""
-    return len(text) == 2 * _LEVEL2_CUT + 3 and text[_LEVEL2_CUT:_LEVEL2_CUT + 3] == "..."
+    return len(text) == 2 * _LEVEL2_CUT + 3 and text[_LEVEL2_CUT : _LEVEL2_CUT + 3] == "..."

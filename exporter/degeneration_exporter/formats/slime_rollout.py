@@ -21,8 +21,14 @@ __all__ = ["is_slime_rollout", "parse_slime_rollout"]
 def _is_slime_sample(obj: Mapping[str, Any]) -> bool:
     # to_dict() always writes every field; Relax JSONL has `sample_index` and no `index`, and
     # Relax Samples add `decoded_tokens`.
-    return "response" in obj and "index" in obj and "group_index" in obj and "status" in obj \
-        and "sample_index" not in obj and "decoded_tokens" not in obj
+    return (
+        "response" in obj
+        and "index" in obj
+        and "group_index" in obj
+        and "status" in obj
+        and "sample_index" not in obj
+        and "decoded_tokens" not in obj
+    )
 
 
 def is_slime_rollout(obj: Mapping[str, Any]) -> bool:

@@ -66,11 +66,11 @@ def parse_vllm_log(obj: Mapping[str, Any]) -> Iterator[Record | Delta]:
     if head is None or finish_m is None or cut < head.end():
         raise MissingField("output", "vLLM 'Generated response' line without a parsable output/finish_reason")
     request_id = head["id"]
-    body = text[head.end():cut]  # the output repr, then optionally the token ids
+    body = text[head.end() : cut]  # the output repr, then optionally the token ids
     raw_ids = None
     ids_at = body.rfind(_IDS) if body.endswith(("]", "None")) else -1
-    if ids_at != -1 and body[ids_at - 1:ids_at] in ("'", '"', ">"):
-        body, raw_ids = body[:ids_at], body[ids_at + len(_IDS):]
+    if ids_at != -1 and body[ids_at - 1 : ids_at] in ("'", '"', ">"):
+        body, raw_ids = body[:ids_at], body[ids_at + len(_IDS) :]
     untracked = _UNTRACKED.fullmatch(body)
     if untracked is not None:
         yield Delta(request_id=request_id, token_count=int(untracked[1]), whole_text=True)
@@ -81,15 +81,26 @@ def parse_vllm_log(obj: Mapping[str, Any]) -> Iterator[Record | Delta]:
     finish_word = finish_m[0]
     if head["mode"] is None:
         content, reasoning = _split_channels(output)
-        yield Record(text=content, reasoning=reasoning, finish_reason=parse_finish_reason(finish_word),
-                     token_ids=ids, output_tokens=token_count, identity={"request_id": request_id})
+        yield Record(
+            text=content,
+            reasoning=reasoning,
+            finish_reason=parse_finish_reason(finish_word),
+            token_ids=ids,
+            output_tokens=token_count,
+            identity={"request_id": request_id},
+        )
     elif head["mode"] == "complete":
         yield Delta(request_id=request_id, content=output, whole_text=True, token_count=token_count)
     else:
         content, reasoning = _split_channels(output)
         finish = None if finish_word == "None" else parse_finish_reason(finish_word)
-        yield Delta(request_id=request_id, content=content, reasoning=reasoning, finish_reason=finish,
-                    token_count=token_count)
+        yield Delta(
+            request_id=request_id,
+            content=content,
+            reasoning=reasoning,
+            finish_reason=finish,
+            token_count=token_count,
+        )
 
 
 def _unrepr(literal: str) -> str:

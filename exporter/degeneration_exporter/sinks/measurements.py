@@ -58,9 +58,16 @@ BUDGET_RATIO = _spec("response_token_budget_ratio")
 LINES_REJECTED = _spec("lines_rejected_total")
 LABEL_OVERFLOW = _spec("label_overflow_total")
 OTLP_FAILURES = _spec("otlp_export_failures_total")
-_ROLLOUT = {name: _spec(name) for name in (
-    "rollout_repetition_frac", "rollout_truncated_frac", "rollout_template_leak_frac",
-    "rollout_responses", "rollout_step")}
+_ROLLOUT = {
+    name: _spec(name)
+    for name in (
+        "rollout_repetition_frac",
+        "rollout_truncated_frac",
+        "rollout_template_leak_frac",
+        "rollout_responses",
+        "rollout_step",
+    )
+}
 _REJECT_REASONS: tuple[str, ...] = get_args(RejectReason)
 
 
@@ -98,14 +105,19 @@ class Measurer:
     ) -> None:
         limits = limits or LabelLimits()
         width = limits.max_value_length
-        self.model_names = BoundedLabel("model_name", limits.max_model_names, ttl=limits.model_name_ttl,
-                                        max_length=width, clock=clock)
+        self.model_names = BoundedLabel(
+            "model_name", limits.max_model_names, ttl=limits.model_name_ttl, max_length=width, clock=clock
+        )
         self.runs = BoundedLabel("run", limits.max_runs, ttl=limits.run_ttl, max_length=width, clock=clock)
         self.detectors = BoundedLabel("detector", limits.max_detectors, max_length=width, clock=clock)
         token_cap = len(leak_tokens) if leak_tokens else limits.max_leak_tokens
         self.tokens = BoundedLabel(
-            "token", max(token_cap, 1), allowed=leak_tokens or None, overflow_value=LEAK_TOKEN_OTHER,
-            max_length=width, clock=clock,
+            "token",
+            max(token_cap, 1),
+            allowed=leak_tokens or None,
+            overflow_value=LEAK_TOKEN_OTHER,
+            max_length=width,
+            clock=clock,
         )
         self.steps = RolloutSteps(effective_step_idle_timeout(step_idle_timeout, limits.run_ttl), clock=clock)
         self._sources: dict[str, SourceStats] = {}

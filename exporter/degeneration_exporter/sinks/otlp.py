@@ -82,8 +82,9 @@ class OtlpSinkConfig(BaseModel, frozen=True, extra="forbid"):
 
     @model_validator(mode="after")
     def _check_step_idle_timeout(self) -> OtlpSinkConfig:
-        check_step_idle_timeout(self.step_idle_timeout, self.limits.run_ttl,
-                                explicit="step_idle_timeout" in self.model_fields_set)
+        check_step_idle_timeout(
+            self.step_idle_timeout, self.limits.run_ttl, explicit="step_idle_timeout" in self.model_fields_set
+        )
         return self
 
     def metrics_endpoint(self) -> str | None:
@@ -135,8 +136,9 @@ def _counting_exporter(inner: MetricExporter, outcomes: ExportOutcomes) -> Metri
         def __init__(self) -> None:
             super().__init__(inner._preferred_temporality, inner._preferred_aggregation)
 
-        def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000,
-                   **kwargs: Any) -> MetricExportResult:
+        def export(
+            self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+        ) -> MetricExportResult:
             result = inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
             outcomes.record(result is MetricExportResult.SUCCESS)
             return result
@@ -176,8 +178,12 @@ class OtlpSink:
             raise ConfigError(INSTALL_HINT, field="sinks.otlp.enabled") from exc
 
         self.config = config or OtlpSinkConfig()
-        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock,
-                                  step_idle_timeout=self.config.step_idle_timeout)
+        self._measurer = Measurer(
+            self.config.limits,
+            leak_tokens=leak_tokens,
+            clock=clock,
+            step_idle_timeout=self.config.step_idle_timeout,
+        )
         self._closed = False
 
         resource = Resource.create({})
@@ -189,8 +195,10 @@ class OtlpSink:
         preferred: dict[type, Aggregation] | None = None
         if self.config.histogram_aggregation == "explicit":
             views = [
-                View(instrument_name=spec.otel_name,
-                     aggregation=ExplicitBucketHistogramAggregation(boundaries=spec.buckets))
+                View(
+                    instrument_name=spec.otel_name,
+                    aggregation=ExplicitBucketHistogramAggregation(boundaries=spec.buckets),
+                )
                 for spec in c.CATALOG
                 if spec.type == "histogram"
             ]
@@ -209,9 +217,7 @@ class OtlpSink:
         reader = PeriodicExportingMetricReader(
             _counting_exporter(exporter, self.exports), export_interval_millis=interval
         )
-        self._provider: MeterProvider = MeterProvider(
-            metric_readers=[reader], resource=resource, views=views
-        )
+        self._provider: MeterProvider = MeterProvider(metric_readers=[reader], resource=resource, views=views)
         meter = self._provider.get_meter("degeneration_exporter", __version__)
 
         # Response counters are summed here and observed at export time: the SDK's per-call

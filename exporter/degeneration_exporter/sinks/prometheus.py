@@ -52,9 +52,7 @@ class PrometheusSinkConfig(BaseModel, frozen=True, extra="forbid"):
     """`sinks.prometheus`: the scrape endpoint and the label bounds of its series."""
 
     enabled: bool = Field(True, description="Serve /metrics for Prometheus to scrape.")
-    listen: str = Field(
-        f"0.0.0.0:{DEFAULT_PORT}", description="host:port the /metrics endpoint listens on."
-    )
+    listen: str = Field(f"0.0.0.0:{DEFAULT_PORT}", description="host:port the /metrics endpoint listens on.")
     limits: LabelLimits = Field(default_factory=LabelLimits, description="Caps on data-derived label values.")
     process_metrics: bool = Field(
         True, description="Also expose the standard process_* and python_* metrics of the daemon."
@@ -71,8 +69,9 @@ class PrometheusSinkConfig(BaseModel, frozen=True, extra="forbid"):
 
     @model_validator(mode="after")
     def _check_step_idle_timeout(self) -> PrometheusSinkConfig:
-        check_step_idle_timeout(self.step_idle_timeout, self.limits.run_ttl,
-                                explicit="step_idle_timeout" in self.model_fields_set)
+        check_step_idle_timeout(
+            self.step_idle_timeout, self.limits.run_ttl, explicit="step_idle_timeout" in self.model_fields_set
+        )
         return self
 
     @property
@@ -147,8 +146,12 @@ class PrometheusSink:
     ) -> None:
         self.config = config or PrometheusSinkConfig()
         self.registry = registry if registry is not None else CollectorRegistry()
-        self._measurer = Measurer(self.config.limits, leak_tokens=leak_tokens, clock=clock,
-                                  step_idle_timeout=self.config.step_idle_timeout)
+        self._measurer = Measurer(
+            self.config.limits,
+            leak_tokens=leak_tokens,
+            clock=clock,
+            step_idle_timeout=self.config.step_idle_timeout,
+        )
         self._instruments = CollectorRegistry()
         self._counters: dict[str, Counter] = {}
         self._histograms: dict[str, Histogram] = {}

@@ -170,7 +170,6 @@ class RolloutSteps:
             return dict(self._completed)
 
 
-
 def check_step_idle_timeout(idle_timeout: timedelta | None, run_ttl: timedelta, *, explicit: bool) -> None:
     """Raise ValueError unless `idle_timeout` is positive and, when set by the user, shorter than `run_ttl`.
 

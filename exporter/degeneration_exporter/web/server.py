@@ -143,8 +143,10 @@ def _make_handler(
 
         def _dispatch(self) -> None:
             url = urlsplit(self.path)
-            if auth is not None and url.path not in OPEN_PATHS and not auth.is_authorized(
-                self.headers.get("Authorization")
+            if (
+                auth is not None
+                and url.path not in OPEN_PATHS
+                and not auth.is_authorized(self.headers.get("Authorization"))
             ):
                 self._send(Response(401, b"Unauthorized\n", headers={"WWW-Authenticate": _CHALLENGE}))
                 return

@@ -44,7 +44,8 @@ def input_field(vector: dict[str, Any], allowed: tuple[str, ...]) -> str:
     present = [k for k in INPUT_FIELDS if k in vector]
     assert len(present) == 1, f"{vector.get('id')}: exactly one input field expected, found {present}"
     assert present[0] in allowed, (
-        f"{vector.get('id')}: input field {present[0]!r} is not interpretable here (allowed: {allowed})")
+        f"{vector.get('id')}: input field {present[0]!r} is not interpretable here (allowed: {allowed})"
+    )
     return present[0]
 
 
@@ -52,8 +53,10 @@ def check_known(vector: dict[str, Any], known: frozenset[str], what: str = "expe
     """The vector's `expected`, failing loudly on a key this runner cannot check (it would never fail)."""
     expected: dict[str, Any] = vector["expected"]
     unknown = sorted(set(expected) - known)
-    assert not unknown, (f"{vector.get('id')}: unknown {what} key(s) {unknown} for {vector['detector']} "
-                         f"(known: {sorted(known)})")
+    assert not unknown, (
+        f"{vector.get('id')}: unknown {what} key(s) {unknown} for {vector['detector']} "
+        f"(known: {sorted(known)})"
+    )
     assert expected, f"{vector.get('id')}: `expected` states nothing, so the vector cannot fail"
     return expected
 

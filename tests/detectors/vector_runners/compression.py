@@ -51,15 +51,28 @@ def _ratio_check(vector: dict[str, Any]) -> Any:
 
 
 def _chunks(text: str, size: int | None) -> list[str]:
-    return [text] if size is None else [text[i:i + size] for i in range(0, len(text), size)]
+    return [text] if size is None else [text[i : i + size] for i in range(0, len(text), size)]
 
 
 # Expectation keys this runner checks, by vector kind; any other key fails loudly.
-SCAN_KEYS = frozenset({"has_repetition", "text_length", "num_windows_scanned", "hit_intervals",
-                       "covered_chars", "windows", "max_compression_ratio", "hit_ratios",
-                       "hit_windows", "threshold",  # the other §1.2 report fields
-                       # bounds the spec states without exact numbers (§1.4)
-                       "first_hit_start", "last_hit_end", "max_compression_ratio_le"})
+SCAN_KEYS = frozenset(
+    {
+        "has_repetition",
+        "text_length",
+        "num_windows_scanned",
+        "hit_intervals",
+        "covered_chars",
+        "windows",
+        "max_compression_ratio",
+        "hit_ratios",
+        "hit_windows",
+        "threshold",  # the other §1.2 report fields
+        # bounds the spec states without exact numbers (§1.4)
+        "first_hit_start",
+        "last_hit_end",
+        "max_compression_ratio_le",
+    }
+)
 BATCH_KEYS = frozenset({"flags", "repetition_frac", "num_samples", "num_repetitive_samples"})
 KNOWN_KEYS = SCAN_KEYS | BATCH_KEYS | {"error"}
 PARAM_KEYS = frozenset({"window_size", "stride", "threshold", "stop_at_first_hit", "forced_ratios", "mode"})
@@ -74,8 +87,9 @@ def run(vector: dict[str, Any]) -> None:
     if "threshold" in raw:
         raw["threshold"] = _threshold(raw["threshold"])
     if vector.get("zlib_dependent") and zlib.ZLIB_RUNTIME_VERSION != RECORDED_ZLIB:
-        pytest.skip(f"sits at the threshold; recorded on zlib {RECORDED_ZLIB}, "
-                    f"running {zlib.ZLIB_RUNTIME_VERSION}")
+        pytest.skip(
+            f"sits at the threshold; recorded on zlib {RECORDED_ZLIB}, running {zlib.ZLIB_RUNTIME_VERSION}"
+        )
 
     if "error" in expected:
         assert expected["error"] == "ValueError" and set(expected) == {"error"}, expected
@@ -98,21 +112,28 @@ def run(vector: dict[str, Any]) -> None:
     text = text_of(vector)
     ratio_fn = _forced(forced) if forced is not None else None
     if params.mode == "legacy_tail":
-        report = legacy_tail_scan(text, window_size=params.window_size, threshold=params.threshold,
-                                  ratio_fn=ratio_fn)
+        report = legacy_tail_scan(
+            text, window_size=params.window_size, threshold=params.threshold, ratio_fn=ratio_fn
+        )
         if "windows" in expected:
-            assert [[len(text) - params.window_size, len(text)]][:report.num_windows_scanned] == \
-                expected["windows"]
+            assert [[len(text) - params.window_size, len(text)]][: report.num_windows_scanned] == expected[
+                "windows"
+            ]
         _check_report(vector, report, expected)
         if forced is None and "has_repetition" in expected:
             assert detect_compression(DetectorInput(text), params).flagged == expected["has_repetition"]
         return
 
-    report = scan_repetition(text, window_size=params.window_size, stride=params.stride,
-                             threshold=params.threshold, stop_at_first_hit=params.stop_at_first_hit,
-                             ratio_fn=ratio_fn)
+    report = scan_repetition(
+        text,
+        window_size=params.window_size,
+        stride=params.stride,
+        threshold=params.threshold,
+        stop_at_first_hit=params.stop_at_first_hit,
+        ratio_fn=ratio_fn,
+    )
     if "windows" in expected:
-        scanned = window_bounds(len(text), params.window_size, params.stride)[:report.num_windows_scanned]
+        scanned = window_bounds(len(text), params.window_size, params.stride)[: report.num_windows_scanned]
         assert [list(w) for w in scanned] == expected["windows"]
     _check_report(vector, report, expected)
     own = deltas_of(vector) if kind in ("deltas", "deltas_gen") else None
@@ -170,8 +191,13 @@ def _check_report(vector: dict[str, Any], report: RepetitionReport, expected: di
         assert ratios == [approx(r) for r in expected["hit_ratios"]]
 
 
-def _check_product_surface(text: str, params: CompressionParams, forced: list[float] | None,
-                           report: RepetitionReport, own: list[str] | None) -> None:
+def _check_product_surface(
+    text: str,
+    params: CompressionParams,
+    forced: list[float] | None,
+    report: RepetitionReport,
+    own: list[str] | None,
+) -> None:
     """The product's batch and incremental detectors agree with the report, in several chunkings
     (and in the vector's own deltas, when it streams)."""
     intervals = [list(iv) for iv in report.hit_intervals]

@@ -52,8 +52,15 @@ def run(vector: dict[str, Any]) -> None:
     if kind == "experiences":
         assert set(expected) <= BATCH_KEYS, f"a batch vector states only {sorted(BATCH_KEYS)}"
         prompt = inputs.get("prompt_length", 0)
-        batch = [DetectorInput("", token_ids=e["tokens"], prompt_length=e.get("prompt_length", prompt),
-                               action_mask=e.get("action_mask")) for e in vector["experiences"]]
+        batch = [
+            DetectorInput(
+                "",
+                token_ids=e["tokens"],
+                prompt_length=e.get("prompt_length", prompt),
+                action_mask=e.get("action_mask"),
+            )
+            for e in vector["experiences"]
+        ]
         kept, metrics = filter_experiences(batch, params)
         if "kept_indices" in expected:
             assert kept == expected["kept_indices"]
@@ -68,7 +75,8 @@ def run(vector: dict[str, Any]) -> None:
     verdict = score_response(ids, params).to_dict()
     assert {k: verdict[k] for k in expected} == expected
     finding = detect_ngram_ratio(
-        DetectorInput("", token_ids=vector["tokens"], prompt_length=prompt_length, action_mask=mask), params)
+        DetectorInput("", token_ids=vector["tokens"], prompt_length=prompt_length, action_mask=mask), params
+    )
     assert finding.flagged == verdict["verdict"]
     assert finding.score == verdict["ratio"]
     assert finding.details["skipped"] == verdict["skipped"]

@@ -34,9 +34,17 @@ def reference_for(profile: str) -> ReferenceOsaurus:
     """The naive published detector with a profile's numbers (stream profiles only)."""
     ngram, runs = NGRAM_PROFILES[profile], RUN_PROFILES[profile]
     return ReferenceOsaurus(
-        ngram.min_n, ngram.max_n, ngram.repeats, ngram.tail_chars,
-        (runs.alnum_threshold, runs.other_threshold, runs.whitespace_counts, runs.growth_gate,
-         runs.names_deltas),
+        ngram.min_n,
+        ngram.max_n,
+        ngram.repeats,
+        ngram.tail_chars,
+        (
+            runs.alnum_threshold,
+            runs.other_threshold,
+            runs.whitespace_counts,
+            runs.growth_gate,
+            runs.names_deltas,
+        ),
     )
 
 
@@ -49,9 +57,13 @@ def _profile(raw: dict[str, Any]) -> str:
 def _check_profile_numbers(profile: str, raw: dict[str, Any]) -> None:
     ngram, runs = NGRAM_PROFILES[profile], RUN_PROFILES[profile]
     ours = {
-        "min_n": ngram.min_n, "max_n": ngram.max_n, "repeats": ngram.repeats,
-        "run_alnum": runs.alnum_threshold, "run_other": runs.other_threshold,
-        "whitespace_counts": runs.whitespace_counts, "growth_deltas": runs.growth_gate,
+        "min_n": ngram.min_n,
+        "max_n": ngram.max_n,
+        "repeats": ngram.repeats,
+        "run_alnum": runs.alnum_threshold,
+        "run_other": runs.other_threshold,
+        "whitespace_counts": runs.whitespace_counts,
+        "growth_deltas": runs.growth_gate,
         "tail_chars": ngram.tail_chars,
     }
     for key, value in ours.items():
@@ -60,15 +72,28 @@ def _check_profile_numbers(profile: str, raw: dict[str, Any]) -> None:
 
 
 # Expectation keys, by vector kind; any other key fails loudly.
-FINDING_KEYS = frozenset({"verdict", "kind", "evidence", "n", "fragment", "occurrences", "char", "run_length",
-                          "growth_deltas"})
+FINDING_KEYS = frozenset(
+    {"verdict", "kind", "evidence", "n", "fragment", "occurrences", "char", "run_length", "growth_deltas"}
+)
 STREAM_KEYS = FINDING_KEYS | {"later_triggers", "trigger_delta_index", "max_tail_chars", "max_tail_chars_le"}
 GAUNTLET_KEYS = FINDING_KEYS | {"later_triggers"}
 CANARY_KEYS = frozenset({"canary_verdict"})
 MAPPER_KEYS = frozenset({"error", "forwarded_count", "leak", "trigger_delta_index", "later_triggers"})
 # The numbers a profile spells out in params (§4.2 table), plus how the input is delivered.
-PROFILE_PARAM_KEYS = frozenset({"profile", "min_n", "max_n", "repeats", "run_alnum", "run_other",
-                                "whitespace_counts", "growth_deltas", "chunk_size", "tail_chars"})
+PROFILE_PARAM_KEYS = frozenset(
+    {
+        "profile",
+        "min_n",
+        "max_n",
+        "repeats",
+        "run_alnum",
+        "run_other",
+        "whitespace_counts",
+        "growth_deltas",
+        "chunk_size",
+        "tail_chars",
+    }
+)
 
 
 def _check_expected(finding: Finding, expected: dict[str, Any], text: str) -> None:
@@ -198,15 +223,24 @@ def run_mapper_vector(vector: dict[str, Any]) -> None:
     expected = check_known(vector, MAPPER_KEYS)
     _check_params(raw, PROFILE_PARAM_KEYS | {"level", "degeneration_detection", "template_leak_detection"})
     kind = input_field(vector, ("channel_deltas", "input", "gen", "deltas", "deltas_gen"))
-    pairs = ([(str(c), str(d)) for c, d in vector["channel_deltas"]] if kind == "channel_deltas"
-             else [("content", d) for d in deltas_of(vector)])
+    pairs = (
+        [(str(c), str(d)) for c, d in vector["channel_deltas"]]
+        if kind == "channel_deltas"
+        else [("content", d) for d in deltas_of(vector)]
+    )
     assert all(c in ("content", "reasoning") for c, _ in pairs), "channels are content or reasoning"
     profile = _profile(raw)
     _check_profile_numbers(profile, raw)
-    degeneration = (StreamNgram(StreamNgramParams(profile=profile, char_runs=True))  # type: ignore[arg-type]
-                    if raw.get("degeneration_detection", True) else None)
-    leaks = (TemplateLeak(TemplateLeakParams(families=("osaurus_stream",)))
-             if raw.get("template_leak_detection", True) else None)
+    degeneration = (
+        StreamNgram(StreamNgramParams(profile=profile, char_runs=True))  # type: ignore[arg-type]
+        if raw.get("degeneration_detection", True)
+        else None
+    )
+    leaks = (
+        TemplateLeak(TemplateLeakParams(families=("osaurus_stream",)))
+        if raw.get("template_leak_detection", True)
+        else None
+    )
     forwarded: list[tuple[str, str]] = []
     error: Finding | None = None
     leak_token: str | None = None

@@ -28,8 +28,13 @@ def _params(raw: dict[str, Any]) -> TailPeriodParams:
     assert set(raw) <= PARAM_KEYS, f"unknown params {sorted(set(raw) - PARAM_KEYS)}"
     assert raw.get("unit", "utf8_bytes") == "utf8_bytes"
     assert raw.get("mode", "text") in ("text", "stream"), raw.get("mode")
-    names = {"min_span": "min_span_bytes", "max_span": "max_span_bytes", "repeats": "repeats",
-             "min_period": "min_period_bytes", "cadence_bytes": "cadence_bytes"}
+    names = {
+        "min_span": "min_span_bytes",
+        "max_span": "max_span_bytes",
+        "repeats": "repeats",
+        "min_period": "min_period_bytes",
+        "cadence_bytes": "cadence_bytes",
+    }
     return TailPeriodParams(**{names[k]: v for k, v in raw.items() if k in names})  # absent: utopia's own
 
 
@@ -52,8 +57,13 @@ def run(vector: dict[str, Any]) -> None:
     input_field(vector, ("input", "gen", "deltas", "deltas_gen"))
     text = text_of(vector)
     data = text.encode("utf-8")
-    span = repeats_at_tail(data, min_span=params.min_span_bytes, max_span=params.max_span_bytes,
-                           repeats=params.repeats, min_period=params.min_period_bytes)
+    span = repeats_at_tail(
+        data,
+        min_span=params.min_span_bytes,
+        max_span=params.max_span_bytes,
+        repeats=params.repeats,
+        min_period=params.min_period_bytes,
+    )
     for key in ("verdict", "repeating"):
         if key in expected:
             assert (span is not None) == expected[key]

@@ -66,12 +66,16 @@ def run(vector: dict[str, Any]) -> None:
     _run_stream(vector, params, tokens, expected)
 
 
-def _run_stream(vector: dict[str, Any], params: TemplateLeakParams, tokens: tuple[str, ...],
-                expected: dict[str, Any]) -> None:
+def _run_stream(
+    vector: dict[str, Any], params: TemplateLeakParams, tokens: tuple[str, ...], expected: dict[str, Any]
+) -> None:
     """The live guardrail: content deltas only (§4.1), so reasoning is never scanned."""
     kind = input_field(vector, ("input", "gen", "deltas", "deltas_gen", "channel_deltas"))
-    pairs = ([(str(c), str(d)) for c, d in vector["channel_deltas"]] if kind == "channel_deltas"
-             else [("content", d) for d in deltas_of(vector)])
+    pairs = (
+        [(str(c), str(d)) for c, d in vector["channel_deltas"]]
+        if kind == "channel_deltas"
+        else [("content", d) for d in deltas_of(vector)]
+    )
     detector = TemplateLeak(params)
     triggers: list[tuple[int, Finding]] = []
     for index, (channel, delta) in enumerate(pairs):

@@ -131,8 +131,13 @@ def query(expr: str, legend: str, index: int = 0, *, heatmap_format: bool = Fals
 
 
 def timeseries_panel(
-    title: str, description: str, unit: str, targets: Sequence[Dataquery], *,
-    max_value: float | None = None, stacked: bool = False,
+    title: str,
+    description: str,
+    unit: str,
+    targets: Sequence[Dataquery],
+    *,
+    max_value: float | None = None,
+    stacked: bool = False,
 ) -> timeseries.Panel:
     """A time series with a unit, a floor at 0 and a table legend (sortable by last/max)."""
     panel = (

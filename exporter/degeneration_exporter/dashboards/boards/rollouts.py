@@ -19,40 +19,68 @@ SCOPE = Scope(("job", "instance", "source", "run"), "degeneration_rollout_step")
 _LEGEND = "{{run}} ({{source}})"
 
 _FRACTIONS: tuple[tuple[str, str, str], ...] = (
-    ("degeneration_rollout_repetition_frac", "Repetition fraction per step",
-     "Fraction of the last completed step's responses flagged as looping (slime rollout/repetition_frac)."),
-    ("degeneration_rollout_truncated_frac", "Truncated fraction per step",
-     "Fraction of the last completed step's responses that hit the token ceiling (slime "
-     "rollout/truncated_ratio, OpenRLHF rollout/truncated_rate)."),
-    ("degeneration_rollout_template_leak_frac", "Template-leak fraction per step",
-     "Fraction of the last completed step's responses leaking chat-template special tokens."),
+    (
+        "degeneration_rollout_repetition_frac",
+        "Repetition fraction per step",
+        "Fraction of the last completed step's responses flagged as looping (slime rollout/repetition_frac).",
+    ),
+    (
+        "degeneration_rollout_truncated_frac",
+        "Truncated fraction per step",
+        "Fraction of the last completed step's responses that hit the token ceiling (slime "
+        "rollout/truncated_ratio, OpenRLHF rollout/truncated_rate).",
+    ),
+    (
+        "degeneration_rollout_template_leak_frac",
+        "Template-leak fraction per step",
+        "Fraction of the last completed step's responses leaking chat-template special tokens.",
+    ),
 )
 
 
 def build_rollouts() -> Dashboard:
     """The rollouts board builder (call `.build()` for the model)."""
     dash = board(
-        UID, "Degeneration / RL rollouts",
+        UID,
+        "Degeneration / RL rollouts",
         "Per-run, per-step repetition, truncation and template-leak fractions of RL rollouts "
-        "(degeneration-exporter).", SCOPE,
+        "(degeneration-exporter).",
+        SCOPE,
     )
     step = SCOPE.select("degeneration_rollout_step")
     dash = dash.with_row(Row("Progress"))
-    dash = dash.with_panel(stat_panel(
-        "Last completed step", "Last completed step of each run.", "none",
-        [query(f"max by (run) ({step})", "{{run}}")],
-    ).span(24))
+    dash = dash.with_panel(
+        stat_panel(
+            "Last completed step",
+            "Last completed step of each run.",
+            "none",
+            [query(f"max by (run) ({step})", "{{run}}")],
+        ).span(24)
+    )
     dash = dash.with_row(Row("Per-step fractions"))
     for metric, title, description in _FRACTIONS:
-        dash = dash.with_panel(timeseries_panel(
-            title, description, "percentunit", [query(SCOPE.select(metric), _LEGEND)], max_value=1,
-        ))
-    dash = dash.with_panel(timeseries_panel(
-        "Responses per step",
-        "Responses in the last completed step (the per-step alerts need enough of them).",
-        "short", [query(SCOPE.select("degeneration_rollout_responses"), _LEGEND)],
-    ))
-    return dash.with_panel(timeseries_panel(
-        "Step", "Last completed step over time: flat lines are stalled runs.", "none",
-        [query(step, _LEGEND)],
-    ))
+        dash = dash.with_panel(
+            timeseries_panel(
+                title,
+                description,
+                "percentunit",
+                [query(SCOPE.select(metric), _LEGEND)],
+                max_value=1,
+            )
+        )
+    dash = dash.with_panel(
+        timeseries_panel(
+            "Responses per step",
+            "Responses in the last completed step (the per-step alerts need enough of them).",
+            "short",
+            [query(SCOPE.select("degeneration_rollout_responses"), _LEGEND)],
+        )
+    )
+    return dash.with_panel(
+        timeseries_panel(
+            "Step",
+            "Last completed step over time: flat lines are stalled runs.",
+            "none",
+            [query(step, _LEGEND)],
+        )
+    )

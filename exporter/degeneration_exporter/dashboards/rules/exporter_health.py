@@ -22,10 +22,13 @@ _WINDOW_SECONDS = 900
 def _tailer_lagging(t: AlertThresholds) -> Rule:
     expr = f"{selector('degeneration_source_lag_bytes')} > {t.tailer_lag.max_bytes}"
     return alert_rule(
-        "DegenerationTailerLagging", expr, severity="warning",
+        "DegenerationTailerLagging",
+        expr,
+        severity="warning",
         summary="The exporter is falling behind the files it tails.",
         description="{{ $labels.source }}: {{ $value | humanize1024 }}B written but not yet read.",
-        runbook_url=t.runbook_url, for_=t.tailer_lag.for_,
+        runbook_url=t.runbook_url,
+        for_=t.tailer_lag.for_,
     )
 
 
@@ -38,11 +41,14 @@ def _rejected_lines(t: AlertThresholds) -> Rule:
         f"and {read} * {_WINDOW_SECONDS} >= {t.rejected_lines.min_lines}"
     )
     return alert_rule(
-        "DegenerationRejectedLines", expr, severity="warning",
+        "DegenerationRejectedLines",
+        expr,
+        severity="warning",
         summary="The exporter rejects many of the lines it reads.",
         description="{{ $labels.source }}: {{ $value | humanizePercentage }} of lines read in the last 15m "
         "were rejected (see degeneration_lines_rejected_total by reason).",
-        runbook_url=t.runbook_url, for_=t.rejected_lines.for_,
+        runbook_url=t.runbook_url,
+        for_=t.rejected_lines.for_,
     )
 
 
@@ -53,10 +59,13 @@ def _no_records(t: AlertThresholds) -> Rule:
         f"and rate({selector('degeneration_lines_read_total')}[{window}]) == 0"
     )
     return alert_rule(
-        "DegenerationNoRecords", expr, severity="info",
+        "DegenerationNoRecords",
+        expr,
+        severity="info",
         summary="A source watches files but reads no lines.",
         description=f"{{{{ $labels.source }}}}: {{{{ $value }}}} file(s) watched, no line read in {window}.",
-        runbook_url=t.runbook_url, for_=t.no_records.for_,
+        runbook_url=t.runbook_url,
+        for_=t.no_records.for_,
     )
 
 
@@ -69,11 +78,14 @@ def _checkpoint_stale(t: AlertThresholds) -> Rule:
         f"and ({saved} > 0 or rate({errors}[{prometheus_duration(t.checkpoint.max_age)}]) > 0)"
     )
     return alert_rule(
-        "DegenerationCheckpointStale", expr, severity="warning",
+        "DegenerationCheckpointStale",
+        expr,
+        severity="warning",
         summary="The exporter has not saved its read positions recently.",
         description="{{ $labels.source }}: read positions last saved {{ $value | humanizeDuration }} ago "
         "(an age of decades means never); a restart would read those lines again.",
-        runbook_url=t.runbook_url, for_=t.checkpoint.for_,
+        runbook_url=t.runbook_url,
+        for_=t.checkpoint.for_,
     )
 
 

@@ -43,10 +43,15 @@ def _spike(name: str, kind: FlagKind, t: SpikeThresholds, summary: str, what: st
         f"{_volume_guard(t.min_responses)}"
     )
     return alert_rule(
-        name, expr, severity="warning", summary=summary,
+        name,
+        expr,
+        severity="warning",
+        summary=summary,
         description=f"{_WHO}: {{{{ $value | humanizePercentage }}}} of responses {what} over the last 15m, "
         f"more than {format_number(t.factor)}x the 1-day baseline.",
-        runbook_url=runbook, for_=t.for_, keep_firing_for=t.keep_firing_for,
+        runbook_url=runbook,
+        for_=t.for_,
+        keep_firing_for=t.keep_firing_for,
     )
 
 
@@ -54,13 +59,16 @@ def _fraction(
     name: str, kind: FlagKind, t: FractionThresholds, summary: str, what: str, runbook: str
 ) -> Rule:
     expr = (
-        f'{FRACTION_15M}{{kind="{kind}"}} > {format_number(t.max_fraction)}\n'
-        f"{_volume_guard(t.min_responses)}"
+        f'{FRACTION_15M}{{kind="{kind}"}} > {format_number(t.max_fraction)}\n{_volume_guard(t.min_responses)}'
     )
     return alert_rule(
-        name, expr, severity="warning", summary=summary,
+        name,
+        expr,
+        severity="warning",
+        summary=summary,
         description=f"{_WHO}: {{{{ $value | humanizePercentage }}}} of responses {what} over the last 15m.",
-        runbook_url=runbook, for_=t.for_,
+        runbook_url=runbook,
+        for_=t.for_,
     )
 
 
@@ -71,7 +79,9 @@ def _rollout_repetition(thresholds: AlertThresholds) -> Rule:
         f"and {selector('degeneration_rollout_responses')} >= {t.min_responses}"
     )
     return alert_rule(
-        "DegenerationRolloutRepetitionHigh", expr, severity="warning",
+        "DegenerationRolloutRepetitionHigh",
+        expr,
+        severity="warning",
         summary="Many responses of the last RL rollout step loop.",
         description="run {{ $labels.run }} ({{ $labels.source }}): {{ $value | humanizePercentage }} of the "
         "last completed step's responses loop.",
@@ -85,18 +95,38 @@ def build_quality_group(thresholds: AlertThresholds) -> RuleGroup:
     return {
         "name": "degeneration.quality",
         "rules": [
-            _spike("DegenerationRepetitionSpike", FlagKind.REPETITION, thresholds.repetition_spike,
-                   "Repetition-loop fraction is far above its 1-day baseline.", "loop", url),
-            _spike("DegenerationCeilingSpike", FlagKind.CEILING, thresholds.ceiling_spike,
-                   "Fraction of responses hitting max_tokens is far above its 1-day baseline.",
-                   "hit the token ceiling", url),
-            _fraction("DegenerationCeilingWhileRepeating", FlagKind.CEILING_WHILE_REPEATING,
-                      thresholds.ceiling_while_repeating,
-                      "Responses loop until they hit the token ceiling.",
-                      "looped until max_tokens (each burnt its whole budget)", url),
-            _fraction("DegenerationTemplateLeak", FlagKind.TEMPLATE_LEAK, thresholds.template_leak,
-                      "Responses leak chat-template special tokens.",
-                      "contain chat-template special tokens", url),
+            _spike(
+                "DegenerationRepetitionSpike",
+                FlagKind.REPETITION,
+                thresholds.repetition_spike,
+                "Repetition-loop fraction is far above its 1-day baseline.",
+                "loop",
+                url,
+            ),
+            _spike(
+                "DegenerationCeilingSpike",
+                FlagKind.CEILING,
+                thresholds.ceiling_spike,
+                "Fraction of responses hitting max_tokens is far above its 1-day baseline.",
+                "hit the token ceiling",
+                url,
+            ),
+            _fraction(
+                "DegenerationCeilingWhileRepeating",
+                FlagKind.CEILING_WHILE_REPEATING,
+                thresholds.ceiling_while_repeating,
+                "Responses loop until they hit the token ceiling.",
+                "looped until max_tokens (each burnt its whole budget)",
+                url,
+            ),
+            _fraction(
+                "DegenerationTemplateLeak",
+                FlagKind.TEMPLATE_LEAK,
+                thresholds.template_leak,
+                "Responses leak chat-template special tokens.",
+                "contain chat-template special tokens",
+                url,
+            ),
             _rollout_repetition(thresholds),
         ],
     }

@@ -26,7 +26,9 @@ __all__ = [
     "prometheus_duration",
 ]
 
-DEFAULT_RUNBOOK_URL = "https://github.com/degeneration-exporter/degeneration-exporter/blob/main/docs/runbook.md"
+DEFAULT_RUNBOOK_URL = (
+    "https://github.com/degeneration-exporter/degeneration-exporter/blob/main/docs/runbook.md"
+)
 
 
 class _Thresholds(BaseModel, frozen=True, extra="forbid", populate_by_name=True):

@@ -98,4 +98,3 @@ def discover_files(include: Iterable[str], path_filter: PathFilter) -> dict[File
             if file_id not in found:
                 found[file_id] = Discovered(path, file_id, st.st_size, st.st_mtime)
     return found
-

@@ -85,8 +85,15 @@ class CommitLedger:
             progress.retired, progress.updated = False, now
 
     def open(
-        self, file_id: FileId, path: str, fingerprint: Fingerprint, offset: int, size: int, now: float,
-        *, compressed: bool = False,
+        self,
+        file_id: FileId,
+        path: str,
+        fingerprint: Fingerprint,
+        offset: int,
+        size: int,
+        now: float,
+        *,
+        compressed: bool = False,
     ) -> str:
         """Start a read epoch at `offset`; returns the key its Positions carry."""
         with self._lock:

@@ -162,7 +162,8 @@ class PositionsLock:
             holder = f"process {pid}" if pid is not None else "another process"
             raise PositionsInUse(
                 f"positions file {self.positions} is in use by {holder} "
-                f"(lock {self.path}); stop that daemon first", pid
+                f"(lock {self.path}); stop that daemon first",
+                pid,
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -182,8 +183,9 @@ class PositionsLock:
         self.acquire()
         return self
 
-    def __exit__(self, _type: type[BaseException] | None, _exc: BaseException | None,
-                 _tb: TracebackType | None) -> None:
+    def __exit__(
+        self, _type: type[BaseException] | None, _exc: BaseException | None, _tb: TracebackType | None
+    ) -> None:
         self.release()
 
 

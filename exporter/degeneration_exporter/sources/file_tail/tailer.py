@@ -156,8 +156,17 @@ class FileTailer:
                 seen.file_id, seen.path, fingerprint, offset, st.st_size, self._wall(), compressed=is_gz
             )
         tracked = _Tracked(
-            key, seen.file_id, seen.path, fd, LineSplitter(self.config.max_line_bytes, offset),
-            fingerprint, st.st_size, st.st_mtime_ns, now, st.st_mtime_ns, gz=gz,
+            key,
+            seen.file_id,
+            seen.path,
+            fd,
+            LineSplitter(self.config.max_line_bytes, offset),
+            fingerprint,
+            st.st_size,
+            st.st_mtime_ns,
+            now,
+            st.st_mtime_ns,
+            gz=gz,
         )
         self._tracked[seen.file_id] = tracked
         self._failed.discard(seen.file_id)
@@ -374,4 +383,3 @@ class FileTailer:
     def _set_watched(self) -> None:
         with self._stats.lock:
             self._stats.files_watched = len(self._tracked)
-
