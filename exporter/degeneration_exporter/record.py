@@ -47,6 +47,7 @@ _FINISH_ALIASES: dict[str, FinishReason] = {
     "failed": FinishReason.ERROR,
     "repetition": FinishReason.REPETITION,
     "tool_calls": FinishReason.TOOL_CALLS,
+    "tool_call": FinishReason.TOOL_CALLS,  # OTel GenAI output-messages schema (docs/otlp.md)
     "function_call": FinishReason.TOOL_CALLS,
     "tool_use": FinishReason.TOOL_CALLS,
     "content_filter": FinishReason.CONTENT_FILTER,

@@ -6,9 +6,10 @@ registers itself on import. Format names are the config's `format:` values and `
 Detection precedence (docs/formats.md, "Detection"): every format except `custom` has a sniff
 (cheap key checks). The specific sniffs are written to be mutually exclusive (each keys on a
 field its format alone has: `object`, `custom_id`, `event`+`rid`, `eid`, `sample_index`,
-`index`+`group_index`, `input`+`output`, a vLLM log header). `generic` is the fallback: picked
-only when no specific sniff matches any sampled record. One record matching two specific
-formats, or sampled records matching different ones, is `UnknownFormat` naming the candidates.
+`index`+`group_index`, `input`+`output`, `resourceLogs`/`resourceSpans`, a vLLM log header).
+`generic` is the fallback: picked only when no specific sniff matches any sampled record. One
+record matching two specific formats, or sampled records matching different ones, is
+`UnknownFormat` naming the candidates.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .openai_batch import is_openai_batch, parse_openai_batch
 from .openai_chat import is_openai_chat, parse_openai_chat
 from .openai_chunk import is_openai_chunk, parse_openai_chunk
 from .openai_completion import is_openai_completion, parse_openai_completion
+from .otlp_json import is_otlp_json, parse_otlp_json
 from .relax_rollout import is_relax_rollout, parse_relax_rollout
 from .sglang_log import is_sglang_log, parse_sglang_log
 from .slime_rollout import is_slime_rollout, parse_slime_rollout
@@ -99,6 +101,12 @@ FORMATS: Final[dict[str, FormatSpec]] = {
         parse_trinity_experience,
         is_trinity_experience,
         "Trinity-RFT Experience.to_dict() JSONL",
+    ),
+    "otlp_json": FormatSpec(
+        "otlp_json",
+        parse_otlp_json,
+        is_otlp_json,
+        "OTLP/JSON logs and traces with GenAI completions (Collector file exporter lines)",
     ),
     "custom": FormatSpec("custom", parse_custom, None, "any JSON, fields read from configured dot paths"),
     "generic": FormatSpec(
