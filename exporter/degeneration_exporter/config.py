@@ -54,6 +54,7 @@ from .sinks.otlp import OtlpSinkConfig
 from .sinks.prometheus import PrometheusSinkConfig
 from .sources.file_tail import FileTailConfig
 from .sources.http_push import HttpPushConfig, require_token_off_loopback
+from .sources.otlp_receiver import OtlpReceiverConfig
 from .sources.stdin import StdinConfig
 from .web.config import WebConfig
 
@@ -64,6 +65,7 @@ __all__ = [
     "DetectorsConfig",
     "FileTailSourceConfig",
     "HttpPushSourceConfig",
+    "OtlpSourceConfig",
     "Settings",
     "SinksConfig",
     "SourceConfig",
@@ -131,16 +133,36 @@ class HttpPushSourceConfig(HttpPushConfig, _PipelineOptions):
     """`sources[] type: http_push`: `POST /ingest`, plus the pipeline options."""
 
 
+OTLP_FORMAT = "otlp_json"
+
+
+class OtlpSourceConfig(OtlpReceiverConfig, _PipelineOptions):
+    """`sources[] type: otlp`: OTLP/HTTP `/v1/logs` and `/v1/traces` (docs/otlp.md), always `otlp_json`."""
+
+    format: str = Field(
+        OTLP_FORMAT, description="Always `otlp_json`: the receiver queues each completion as one such line."
+    )
+
+    @field_validator("format")
+    @classmethod
+    def _only_otlp_json(cls, value: str) -> str:
+        if value != OTLP_FORMAT:
+            raise ValueError(f"an otlp source reads format {OTLP_FORMAT!r} only")
+        return value
+
+
 SOURCE_CONFIGS: dict[str, type[BaseModel]] = {
     "file_tail": FileTailSourceConfig,
     "stdin": StdinSourceConfig,
     "http_push": HttpPushSourceConfig,
+    "otlp": OtlpSourceConfig,
 }
 
 SourceConfig = Annotated[
     Annotated[FileTailSourceConfig, Tag("file_tail")]
     | Annotated[StdinSourceConfig, Tag("stdin")]
-    | Annotated[HttpPushSourceConfig, Tag("http_push")],
+    | Annotated[HttpPushSourceConfig, Tag("http_push")]
+    | Annotated[OtlpSourceConfig, Tag("otlp")],
     Discriminator(_source_type),
 ]
 

@@ -18,13 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .classification.classify import Classifier
-from .config import AUTO_FORMAT, FileTailSourceConfig, HttpPushSourceConfig, Settings, StdinSourceConfig
+from .config import (
+    AUTO_FORMAT,
+    FileTailSourceConfig,
+    HttpPushSourceConfig,
+    OtlpSourceConfig,
+    Settings,
+    StdinSourceConfig,
+)
 from .errors import ConfigError, PositionsInUse
+from .formats._genai import split_otlp_request
 from .pipeline import SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sources.base import Source
 from .sources.file_tail import FileTailSource
-from .sources.http_push import HttpPushSource
+from .sources.http_push import HttpPushSource, IngestEndpoint
+from .sources.otlp_receiver import LOGS_PATH, TRACES_PATH, OtlpEndpoint, OtlpReceiverSource
 from .sources.stdin import StdinSource
 from .web import (
     BasicAuth,
@@ -61,15 +70,29 @@ def build_classifier(settings: Settings) -> Classifier:
     return Classifier(settings.classify.model_copy(update={"detector_params": params}))
 
 
-def _ingest_route(source: HttpPushSource) -> Route:
+def _ingest_route(endpoint: IngestEndpoint) -> Route:
     """`POST /ingest` of a mounted http_push source, behind the main server's TLS and basic auth."""
 
     def ingest(request: Request) -> Response:
         headers = dict(request.headers.items())
-        reply = source.endpoint.respond(request.method, headers, request.body)
+        reply = endpoint.respond(request.method, headers, request.body)
         return Response(reply.status, reply.body, "application/json", reply.headers)
 
     return ingest
+
+
+def _otlp_route(endpoint: OtlpEndpoint) -> Route:
+    """`POST /v1/logs` and `/v1/traces` of a mounted otlp source, behind the main server's TLS and auth."""
+
+    def receive(request: Request) -> Response:
+        headers = dict(request.headers.items())
+        reply = endpoint.respond(request.method, request.path, headers, request.body)
+        extra = {k: v for k, v in reply.headers.items() if k != "Content-Type"}
+        return Response(
+            reply.status, reply.body, reply.headers.get("Content-Type", "application/json"), extra
+        )
+
+    return receive
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +172,8 @@ class Daemon:
                 raise ConfigError(f"{field}: {exc}", field=field) from exc
         if isinstance(config, StdinSourceConfig):
             return StdinSource(config), ("-",)
+        if isinstance(config, OtlpSourceConfig):
+            return self._build_otlp(config, routes)
         assert isinstance(config, HttpPushSourceConfig)
         if config.listen_host is not None:
             return HttpPushSource(config), (f"http://{config.listen_host}:{config.listen_port}/ingest",)
@@ -158,9 +183,31 @@ class Daemon:
                 field=f"sources.{config.name}.listen_host",
             )
         source = HttpPushSource(config, mounted_on_host=self.settings.sinks.prometheus.host)
-        routes[("POST", "/ingest")] = _ingest_route(source)
+        assert isinstance(source.endpoint, IngestEndpoint)
+        routes[("POST", "/ingest")] = _ingest_route(source.endpoint)
         self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
         return source, ("/ingest",)
+
+    def _build_otlp(
+        self, config: OtlpSourceConfig, routes: dict[tuple[str, str], Route]
+    ) -> tuple[Source, tuple[str, ...]]:
+        """Own server on listen_host:listen_port, or `/v1/logs` + `/v1/traces` on the main server."""
+        paths = (LOGS_PATH, TRACES_PATH)
+        if config.listen_host is not None:
+            base = f"http://{config.listen_host}:{config.listen_port}"
+            return OtlpReceiverSource(config, split_otlp_request), tuple(base + path for path in paths)
+        if any(("POST", path) in routes for path in paths):
+            raise ConfigError(
+                "only one otlp source can be mounted on the main server's /v1/logs and /v1/traces",
+                field=f"sources.{config.name}.listen_host",
+            )
+        host = self.settings.sinks.prometheus.host
+        source = OtlpReceiverSource(config, split_otlp_request, mounted_on_host=host)
+        assert isinstance(source.endpoint, OtlpEndpoint)
+        for path in paths:
+            routes[("POST", path)] = _otlp_route(source.endpoint)
+        self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
+        return source, paths
 
     def _build_web(self, routes: dict[tuple[str, str], Route]) -> tuple[WebServer, bool]:
         """The server with the web config's auth and TLS applied; also whether it serves TLS."""

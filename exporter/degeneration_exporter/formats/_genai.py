@@ -218,18 +218,18 @@ def records_from_request(obj: Mapping[str, Any]) -> Iterator[Record]:
         yield from records_from_item(entry)
 
 
-def split_otlp_request(obj: Mapping[str, Any]) -> Iterator[tuple[bytes | None, str | None]]:
-    """For the receiver: per completion-carrying item, (its one-item request as a JSON line, None),
-    or (None, why it is rejected). Items without completions are not yielded."""
+def split_otlp_request(obj: Mapping[str, Any]) -> Iterator[bytes | RecordError]:
+    """For the receiver: per completion-carrying item, its one-item request as an `otlp_json` line, or
+    the error that rejects it. Items without completions are not yielded."""
     for entry in otlp_items(obj):
         if not carries_completion(entry):
             continue
         try:
             records_from_item(entry)
         except RecordError as exc:
-            yield None, str(exc)
+            yield exc
             continue
-        yield orjson.dumps(entry.envelope()), None
+        yield orjson.dumps(entry.envelope())
 
 
 # -- reading the content ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -33,8 +33,11 @@ __all__ = [
     "HttpPushConfig",
     "HttpPushSource",
     "IngestEndpoint",
+    "PushEndpoint",
     "Reply",
+    "check_bearer",
     "is_loopback",
+    "load_token",
     "require_token_off_loopback",
 ]
 
@@ -112,14 +115,38 @@ def _reply(status: int, message: str, **extra: object) -> Reply:
     return Reply(status, body, _STATUS_HEADERS.get(status, {}))
 
 
+def check_bearer(expected: bytes | None, headers: Mapping[str, str]) -> str | None:
+    """Why a push is refused (answered 401), or None when it may go on; called before the body is read.
+
+    The one bearer check of every push route (`/ingest`, OTLP `/v1/logs`, `/v1/traces`).
+    """
+    if expected is None:
+        return None
+    given = _header(headers, "Authorization") or ""
+    scheme, _, token = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+        return "missing or wrong bearer token"
+    return None
+
+
+class PushEndpoint(Protocol):
+    """What a push source's own server serves: its paths, and one request on an `http.server` handler."""
+
+    paths: frozenset[str]
+
+    def serve(self, handler: BaseHTTPRequestHandler) -> None: ...
+
+
 class IngestEndpoint:
     """The `/ingest` logic, independent of any server: checks, splits, validates, enqueues."""
+
+    paths = frozenset({INGEST_PATH})
 
     def __init__(self, config: HttpPushConfig, lines: LineQueue, stats: SourceStats) -> None:
         self.config = config
         self._queue = lines
         self._stats = stats
-        self._token = _load_token(config)
+        self._token = load_token(config)
         self._numbering = threading.Lock()
         self._line_no = 0
 
@@ -127,11 +154,9 @@ class IngestEndpoint:
         """Method, auth and declared length, before the body is read; None when it may be read."""
         if method != "POST":
             return _reply(405, "use POST with a JSONL body")
-        if self._token is not None:
-            given = _header(headers, "Authorization") or ""
-            scheme, _, token = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self._token):
-                return _reply(401, "missing or wrong bearer token")
+        refusal = check_bearer(self._token, headers)
+        if refusal is not None:
+            return _reply(401, refusal)
         length = _header(headers, "Content-Length")
         if length is None or not length.isdigit():
             return _reply(411, "Content-Length is required")
@@ -210,9 +235,13 @@ class HttpPushSource:
         self.name = config.name
         self.stats = SourceStats()
         self._queue = LineQueue(config.queue_max_lines, self.stats)
-        self.endpoint = IngestEndpoint(config, self._queue, self.stats)
+        self.endpoint: PushEndpoint = self._make_endpoint()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def _make_endpoint(self) -> PushEndpoint:
+        """The request logic this source serves (a subclass serves another protocol on the same server)."""
+        return IngestEndpoint(self.config, self._queue, self.stats)
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -232,7 +261,7 @@ class HttpPushSource:
             timeout = SOCKET_TIMEOUT_SECONDS  # a client that stalls mid-body cannot hold a thread forever
 
             def do_POST(self) -> None:
-                if self.path.split("?", 1)[0] != INGEST_PATH:
+                if self.path.split("?", 1)[0] not in endpoint.paths:
                     self.send_error(404)
                     return
                 endpoint.serve(self)
@@ -290,7 +319,7 @@ def _has_token(config: HttpPushConfig) -> bool:
     return config.bearer_token is not None or config.bearer_token_file is not None
 
 
-def _load_token(config: HttpPushConfig) -> bytes | None:
+def load_token(config: HttpPushConfig) -> bytes | None:
     if config.bearer_token is not None:
         return config.bearer_token.get_secret_value().encode()
     if config.bearer_token_file is not None:
