@@ -1,5 +1,6 @@
 """The bundled examples: committed copies are the generator's output, and `run --example` counts
-exactly the verdicts examples/README.md promises."""
+exactly the verdicts examples/README.md promises (read once: `--example-rate 0`; the live replay is
+tests/test_example_live.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_committed_examples_are_the_generated_ones() -> None:
 
 
 def test_run_example_counts_what_the_readme_promises(tmp_path: Path) -> None:
-    with DaemonProcess(["--example"], tmp_path / "daemon.log") as daemon:
+    with DaemonProcess(["--example", "--example-rate", "0"], tmp_path / "daemon.log") as daemon:
         samples = daemon.wait_for_total("degeneration_responses_total", 21 + 16, source="example")
         name = "degeneration_responses_flagged_total"
         flagged = {kind: total(samples, name, kind=kind) for kind in PROMISED}

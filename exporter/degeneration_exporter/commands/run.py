@@ -25,6 +25,7 @@ from typing import Any
 from ..config import FileTailSourceConfig, Settings, load_settings
 from ..daemon import Daemon
 from ..errors import ConfigError
+from ._example_replay import DEFAULT_RATE, ExampleReplay
 
 HELP = "Run the daemon: tail PATHS (or the config's sources), classify, serve /metrics."
 
@@ -71,7 +72,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--example",
         action="store_true",
-        help="Also tail the bundled example logs from the beginning (no positions kept).",
+        help="Also tail the bundled example logs: read whole, then replayed with fresh ids and advancing "
+        "rollout steps (no positions kept).",
+    )
+    parser.add_argument(
+        "--example-rate",
+        type=float,
+        default=DEFAULT_RATE,
+        metavar="PER_S",
+        help=f"Lines per second replayed into each example log (default {DEFAULT_RATE:g}; 0: read once).",
     )
     parser.add_argument(
         "--dry-run",
@@ -93,15 +102,21 @@ def example_paths() -> list[str]:
     return sorted(str(entry) for entry in folder.iterdir() if entry.name.endswith(".jsonl"))
 
 
-def _throwaway_positions_file() -> Path:
-    """The example is read whole on every run: its positions live in a temp dir removed at exit."""
-    folder = tempfile.mkdtemp(prefix="degeneration-example-")
+def example_replay(rate: float) -> ExampleReplay:
+    """The examples copied into a temp dir removed at exit (with the tail's positions): read whole
+    on every run, then replayed there at `rate` once `start()`ed (commands/_example_replay.py)."""
+    if rate < 0:
+        raise ConfigError("--example-rate must be >= 0", field="--example-rate")
+    folder = Path(tempfile.mkdtemp(prefix="degeneration-example-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return Path(folder) / "positions.json"
+    return ExampleReplay([Path(path) for path in example_paths()], folder, rate)
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Merge flags over env, YAML and defaults; ConfigError names the field or flag."""
+def settings_from_args(args: argparse.Namespace, replay: ExampleReplay | None = None) -> Settings:
+    """Merge flags over env, YAML and defaults; ConfigError names the field or flag.
+
+    With `--example`, the example source tails `replay`'s folder (a not yet started one is made
+    when none is given)."""
     overrides: dict[str, Any] = {}
     if args.listen:
         overrides["sinks"] = {"prometheus": {"listen": args.listen}}
@@ -114,13 +129,14 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if "-" in args.paths:
         cli_sources.append({"type": "stdin", "name": STDIN_SOURCE_NAME})
     if args.example:
+        replay = replay or example_replay(args.example_rate)
         cli_sources.append(
             {
                 "type": "file_tail",
                 "name": EXAMPLE_SOURCE_NAME,
-                "include": example_paths(),
+                "include": replay.paths,
                 "start_at": "beginning",
-                "positions_file": _throwaway_positions_file(),
+                "positions_file": replay.folder / "positions.json",
             }
         )
     if cli_sources:
@@ -162,7 +178,8 @@ def main(args: argparse.Namespace) -> int:
         level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        settings = settings_from_args(args)
+        replay = example_replay(args.example_rate) if args.example else None
+        settings = settings_from_args(args, replay)
         if not settings.sources:
             raise ConfigError("no sources: give PATHS, --example, or sources: in --config", field="sources")
         daemon = Daemon(settings, dry_run=args.dry_run)
@@ -182,6 +199,8 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     daemon.start()
+    if replay is not None:
+        replay.start()
     formats = {src.name: src.format for src in settings.sources}
     dry = "; dry run: positions are not written" if args.dry_run else ""
     print(
@@ -190,5 +209,7 @@ def main(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     stop.wait()
+    if replay is not None:
+        replay.stop()
     daemon.stop()
     return 0
