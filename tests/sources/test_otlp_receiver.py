@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -342,3 +344,23 @@ def test_daemon_mounts_v1_logs_and_v1_traces_on_the_main_port(tmp_path: Path) ->
         assert (
             total(samples, "degeneration_lines_rejected_total", source="genai", reason="missing_field") == 1
         )
+
+
+def test_check_config_refuses_an_otlp_source_off_loopback_without_a_token(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"type": "otlp", "name": "genai", "listen_host": "0.0.0.0"})
+    done = subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "check-config", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "otlp source 'genai' listens on 0.0.0.0: bearer_token required" in done.stderr
+    other_format = _config(tmp_path, {"type": "otlp", "format": "openai_chat"})
+    done = subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "check-config", "--config", str(other_format)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "sources.0.format" in done.stderr

@@ -83,7 +83,7 @@ def require_token_off_loopback(config: HttpPushConfig, mounted_on_host: str | No
     for host in (config.listen_host, mounted_on_host):
         if host is not None and not is_loopback(host) and not _has_token(config):
             raise ConfigError(
-                f"http_push source {config.name!r} listens on {host}: bearer_token required off loopback",
+                f"{config.type} source {config.name!r} listens on {host}: bearer_token required off loopback",
                 field=f"sources.{config.name}.bearer_token",
             )
 
