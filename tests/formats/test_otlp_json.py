@@ -1,8 +1,13 @@
 """`otlp_json` beyond the fixture contract: detection, `scan` on a Collector file, receiver/file parity.
 
-The Collector's file exporter writes one OTLP/JSON request per line (collector-contrib
-exporter/fileexporter/file_writer.go `exportMessageAsLine`, pdata `JSONMarshaler`): the fixture
-lines follow that encoding (lowerCamelCase keys, hex ids, int64 as strings).
+The Collector's file exporter writes one OTLP/JSON request per line (opentelemetry-collector-contrib
+exporter/fileexporter/file_writer.go `exportMessageAsLine` at 07120cc8cefe9dff02d2ce3cd35e172eb183757a,
+marshaller.go `plog.JSONMarshaler` / `ptrace.JSONMarshaler` at 0efd491e73393dce5cde1b725d67eb66b084b30f):
+tests/fixtures/formats/otlp_json.jsonl follows that encoding (lowerCamelCase keys, hex ids, int64 as
+strings), with the content the instrumentations write (opentelemetry-python-contrib at
+466ae4c00de77d1f54f77a9600f1d08eba2306b5: util-genai `_inference_invocation.py` /
+`_invocation.py`, openai-v2 `utils.choice_to_event`, google-genai `generate_content.py`,
+vertexai `events.py`), line by line as docs/otlp.md lists them.
 """
 
 from __future__ import annotations
