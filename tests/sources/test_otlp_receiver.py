@@ -14,13 +14,14 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
 import pytest
+from degeneration_exporter.errors import RecordError
 from degeneration_exporter.formats._genai import split_otlp_request
 from degeneration_exporter.formats.lines import LineParser
 from degeneration_exporter.record import FinishReason, Record
@@ -364,3 +365,29 @@ def test_check_config_refuses_an_otlp_source_off_loopback_without_a_token(tmp_pa
         timeout=60,
     )
     assert done.returncode == 2 and "sources.0.format" in done.stderr
+
+
+def test_a_failing_split_is_answered_500_and_the_server_keeps_serving() -> None:
+    calls: list[int] = []
+
+    def split_failing_once(request: Mapping[str, Any]) -> Iterator[bytes | RecordError]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug in the GenAI decoding")
+        return split_otlp_request(request)
+
+    source = OtlpReceiverSource(OtlpReceiverConfig(listen_port=0), split_failing_once)
+    source.start()
+    try:
+
+        def post() -> httpx.Response:
+            body, headers = _json_logs(CHOICE), {"Content-Type": "application/json"}
+            return httpx.post(f"{base_url(source)}/v1/logs", content=body, headers=headers)
+
+        failed = post()
+        assert failed.status_code == 500 and failed.json()["code"] == 13
+        assert source.stats.rejected["internal"] == 1
+        assert post().status_code == 200
+        assert [r.text for r in queued_records(source, 1)] == ["Hi!"]
+    finally:
+        source.close()

@@ -49,7 +49,7 @@ Signal = Literal["logs", "traces"]
 _SIGNALS: dict[str, Signal] = {LOGS_PATH: "logs", TRACES_PATH: "traces"}
 
 # google.rpc.Code per HTTP status (OTLP/HTTP: failures carry a Status message)
-_RPC_CODES = {400: 3, 401: 16, 405: 12, 411: 3, 413: 8, 415: 3, 503: 14}
+_RPC_CODES = {400: 3, 401: 16, 405: 12, 411: 3, 413: 8, 415: 3, 500: 13, 503: 14}
 _HEADERS: dict[int, dict[str, str]] = {401: {"WWW-Authenticate": "Bearer"}, 503: {"Retry-After": "1"}}
 
 
@@ -150,7 +150,16 @@ class OtlpEndpoint:
 
     def respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
         """Preflight and handle in one call, for a server that has already read the (bounded) body."""
-        return self.preflight(method, headers) or self.handle(path, headers, body)
+        return self.preflight(method, headers) or self._guarded(path, headers, body)
+
+    def _guarded(self, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """`handle`, with a bug in decoding answered 500 (counted `internal`) instead of a dropped socket."""
+        try:
+            return self.handle(path, headers, body)
+        except Exception:
+            log.exception("%s: request failed", path, extra={"source": self.config.name})
+            self._count_rejected("internal")
+            return _status(500, "internal error; see the exporter's log", _encoding(headers))
 
     def serve(self, handler: BaseHTTPRequestHandler) -> None:
         """Answer one request on any `http.server` handler (the source's own server)."""
@@ -158,7 +167,7 @@ class OtlpEndpoint:
         reply = self.preflight(handler.command, headers)
         if reply is None:
             body = handler.rfile.read(int(_header(headers, "Content-Length") or 0))
-            reply = self.handle(handler.path.split("?", 1)[0], headers, body)
+            reply = self._guarded(handler.path.split("?", 1)[0], headers, body)
         else:
             handler.close_connection = True  # the unread body must not be taken for the next request
         handler.send_response(reply.status)
