@@ -143,6 +143,30 @@ def test_sdk_span_exporter_output_messages_attribute_per_choice(source: OtlpRece
     assert isinstance(trace_id, str) and len(trace_id) == 32 and int(trace_id, 16)  # hex, as OTLP/JSON
 
 
+def test_the_same_messages_on_a_span_and_its_event_count_once(source: OtlpReceiverSource) -> None:
+    """util-genai SPAN_AND_EVENT: the span attribute and the event (with the span's context) are one."""
+    message = {"role": "assistant", "parts": [{"type": "text", "content": LOOP}], "finish_reason": "length"}
+    tracer_provider = TracerProvider(resource=RESOURCE)
+    tracer_provider.add_span_processor(
+        SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{base_url(source)}/v1/traces"))
+    )
+    logger_provider = LoggerProvider(resource=RESOURCE)
+    exporter = OTLPLogExporter(endpoint=f"{base_url(source)}/v1/logs")
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    logger = logger_provider.get_logger("opentelemetry.util.genai")
+    tracer = tracer_provider.get_tracer("opentelemetry.util.genai")
+    with tracer.start_as_current_span("chat Qwen/Qwen3-8B") as span:
+        span.set_attribute("gen_ai.output.messages", json.dumps([message]))
+        logger.emit(operation_details(LOOP))  # inside the span: the event carries its trace and span id
+    with tracer.start_as_current_span("chat again"):
+        logger.emit(operation_details("Another call."))  # another span: not the same messages
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+    records = queued_records(source, 2)
+    assert sorted(r.text for r in records) == sorted([LOOP, "Another call."])
+    assert source.stats.lines_read == 2  # the span's copy of the first call was dropped
+
+
 def _json_logs(*records: dict[str, Any]) -> bytes:
     return orjson.dumps({"resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": list(records)}]}]})
 
@@ -370,7 +394,7 @@ def test_check_config_refuses_an_otlp_source_off_loopback_without_a_token(tmp_pa
 def test_a_failing_split_is_answered_500_and_the_server_keeps_serving() -> None:
     calls: list[int] = []
 
-    def split_failing_once(request: Mapping[str, Any]) -> Iterator[bytes | RecordError]:
+    def split_failing_once(request: Mapping[str, Any]) -> Iterator[tuple[bytes, str | None] | RecordError]:
         calls.append(1)
         if len(calls) == 1:
             raise RuntimeError("a bug in the GenAI decoding")

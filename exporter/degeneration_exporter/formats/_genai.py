@@ -5,7 +5,8 @@ the same ExportLogsServiceRequest / ExportTraceServiceRequest, so one walk over
 `resourceLogs[].scopeLogs[].logRecords[]` / `resourceSpans[].scopeSpans[].spans[]` and one reading
 of the GenAI attributes serve both. The receiver (a source, which must not know formats) is handed
 `split_otlp_request` by the daemon: one single-record request line per completion-carrying item,
-so a malformed item is rejected alone and reported in the OTLP partial success.
+so a malformed item is rejected alone and reported in the OTLP partial success, with the key that
+lets it drop the same messages arriving on the other signal.
 
 What carries a completion (docs/otlp.md cites the upstream code):
 - the `gen_ai.output.messages` attribute, on a span (a JSON string, as
@@ -41,6 +42,7 @@ __all__ = [
     "OtlpItem",
     "carries_completion",
     "is_otlp_request",
+    "message_key",
     "otlp_items",
     "records_from_item",
     "records_from_request",
@@ -218,9 +220,9 @@ def records_from_request(obj: Mapping[str, Any]) -> Iterator[Record]:
         yield from records_from_item(entry)
 
 
-def split_otlp_request(obj: Mapping[str, Any]) -> Iterator[bytes | RecordError]:
-    """For the receiver: per completion-carrying item, its one-item request as an `otlp_json` line, or
-    the error that rejects it. Items without completions are not yielded."""
+def split_otlp_request(obj: Mapping[str, Any]) -> Iterator[tuple[bytes, str | None] | RecordError]:
+    """For the receiver: per completion-carrying item, (its one-item request as an `otlp_json` line,
+    its `message_key`), or the error that rejects it. Items without completions are not yielded."""
     for entry in otlp_items(obj):
         if not carries_completion(entry):
             continue
@@ -229,7 +231,22 @@ def split_otlp_request(obj: Mapping[str, Any]) -> Iterator[bytes | RecordError]:
         except RecordError as exc:
             yield exc
             continue
-        yield orjson.dumps(entry.envelope())
+        yield orjson.dumps(entry.envelope()), message_key(entry)
+
+
+def message_key(entry: OtlpItem) -> str | None:
+    """`trace_id/span_id` of an item carrying `gen_ai.output.messages`, else None.
+
+    Why: with content on spans and events both (util-genai `SPAN_AND_EVENT`), the same messages
+    arrive once as a span attribute and once on the `gen_ai.client.inference.operation.details`
+    event, which carries the span's context; the receiver counts the first one of the two signals.
+    """
+    if entry.signal == "logs" and OUTPUT_MESSAGES not in attributes(entry.item.get("attributes")):
+        return None  # a gen_ai.choice event: older instrumentations put no messages on the span
+    trace_id, span_id = _get(entry.item, "traceId"), _get(entry.item, "spanId")
+    if isinstance(trace_id, str) and isinstance(span_id, str) and trace_id.strip("0") and span_id.strip("0"):
+        return f"{trace_id}/{span_id}"
+    return None
 
 
 # -- reading the content ---------------------------------------------------------------------------

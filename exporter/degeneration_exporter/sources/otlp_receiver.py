@@ -8,7 +8,8 @@ A request is decoded here (gzip bounded by `max_body_bytes` after inflating too;
 the opentelemetry-proto classes of the `otlp` extra, converted to OTLP/JSON with hex ids), then
 handed to `split`, which the daemon takes from formats/_genai.py (a source knows no formats): one
 queued line per completion-carrying log record or span, in `otlp_json`. Items the split rejects
-are counted and answered as the OTLP partial success; other telemetry is accepted and dropped.
+are counted and answered as the OTLP partial success; other telemetry is accepted and dropped, and
+so are messages already queued from the other signal (the same span's attribute and event).
 Answers follow the OTLP/HTTP spec: the Export*ServiceResponse, or a `google.rpc.Status`, in the
 request's own encoding.
 """
@@ -20,6 +21,7 @@ import binascii
 import logging
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
@@ -42,8 +44,12 @@ ORIGIN = "otlp"
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 
-Split = Callable[[Mapping[str, Any]], Iterable[bytes | RecordError]]
-"""An OTLP/JSON request -> per completion-carrying item, its one-item request line or why it is rejected."""
+Split = Callable[[Mapping[str, Any]], Iterable[tuple[bytes, str | None] | RecordError]]
+"""An OTLP/JSON request -> per completion-carrying item, (its one-item request line, the key of its
+messages when they may also come on the other signal) or why it is rejected."""
+
+SEEN_KEYS = 10_000
+"""Message keys remembered per signal for dropping the other signal's copy (bounded memory)."""
 
 Signal = Literal["logs", "traces"]
 _SIGNALS: dict[str, Signal] = {LOGS_PATH: "logs", TRACES_PATH: "traces"}
@@ -80,6 +86,7 @@ class OtlpEndpoint:
         self._queue = lines
         self._stats = stats
         self._split = split
+        self._seen = _SeenMessages(SEEN_KEYS)
         self._token = load_token(config)
         self._numbering = threading.Lock()
         self._line_no = 0
@@ -123,12 +130,14 @@ class OtlpEndpoint:
         except ValueError as exc:
             return self._malformed(str(exc), encoding)
         lines: list[bytes] = []
+        keys: list[str] = []
         rejected: list[RecordError] = []
         for item in self._split(request):
             if isinstance(item, RecordError):
                 rejected.append(item)
-            else:
-                lines.append(item)
+            elif not self._seen.came_on_other_signal(signal, item[1]):
+                lines.append(item[0])
+                keys.extend([item[1]] if item[1] is not None else [])
         if len(lines) > self._queue.max_lines:
             return _status(413, f"{len(lines)} completions exceed queue_max_lines", encoding)
         with self._numbering:
@@ -137,6 +146,7 @@ class OtlpEndpoint:
         queued = [Line(data, ORIGIN, first + i, None) for i, data in enumerate(lines)]
         if not self._queue.put_all(queued, self.config.enqueue_timeout.total_seconds()):
             return _status(503, "queue full; retry later", encoding)
+        self._seen.remember(signal, keys)
         with self._stats.lock:
             self._stats.lines_read += len(lines)
             self._stats.bytes_read += len(body)
@@ -201,6 +211,33 @@ class OtlpReceiverSource(HttpPushSource):
 
     def _make_endpoint(self) -> PushEndpoint:
         return OtlpEndpoint(self.config, self._queue, self.stats, self._split)
+
+
+class _SeenMessages:
+    """The message keys queued per signal, the last `limit` of each; a key queued from one signal drops
+    the same messages arriving on the other (content on spans and on events, docs/otlp.md). Two
+    copies arriving at the very same moment may both count: a rare double, never a loss."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._keys: dict[Signal, OrderedDict[str, None]] = {"logs": OrderedDict(), "traces": OrderedDict()}
+
+    def came_on_other_signal(self, signal: Signal, key: str | None) -> bool:
+        if key is None:
+            return False
+        other: Signal = "traces" if signal == "logs" else "logs"
+        with self._lock:
+            return key in self._keys[other]
+
+    def remember(self, signal: Signal, keys: list[str]) -> None:
+        with self._lock:
+            seen = self._keys[signal]
+            for key in keys:
+                seen[key] = None
+                seen.move_to_end(key)
+            while len(seen) > self._limit:
+                seen.popitem(last=False)
 
 
 # -- wire encoding ---------------------------------------------------------------------------------
