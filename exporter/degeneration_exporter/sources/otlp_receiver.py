@@ -20,6 +20,7 @@ import base64
 import binascii
 import logging
 import threading
+import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -48,6 +49,8 @@ Split = Callable[[Mapping[str, Any]], Iterable[tuple[bytes, str | None] | Record
 """An OTLP/JSON request -> per completion-carrying item, (its one-item request line, the key of its
 messages when they may also come on the other signal) or why it is rejected."""
 
+WARN_EVERY_S = 10.0
+"""At most one log line about rejected completions in this many seconds (the counters see them all)."""
 SEEN_KEYS = 10_000
 """Message keys remembered per signal for dropping the other signal's copy (bounded memory)."""
 
@@ -90,6 +93,7 @@ class OtlpEndpoint:
         self._token = load_token(config)
         self._numbering = threading.Lock()
         self._line_no = 0
+        self._next_warning = 0.0
 
     def preflight(self, method: str, headers: Mapping[str, str]) -> Reply | None:
         """Method, auth, declared length and encoding, before the body is read; None when it may be read."""
@@ -152,7 +156,8 @@ class OtlpEndpoint:
             self._stats.bytes_read += len(body)
             for error in rejected:
                 self._stats.rejected[error.reason] += 1
-        if rejected:
+        if rejected and time.monotonic() >= self._next_warning:  # counted always, logged every 10 s
+            self._next_warning = time.monotonic() + WARN_EVERY_S
             log.warning(
                 "%s: %d rejected: %s", path, len(rejected), rejected[0], extra={"source": self.config.name}
             )
