@@ -9,7 +9,7 @@ import pytest
 from degeneration_exporter.config import load_settings
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = ["classification.md", "detectors.md", "running.md"]
+PAGES = ["classification.md", "detectors.md", "running.md", "otlp.md"]
 
 
 def _blocks() -> list[tuple[str, str]]:
