@@ -24,6 +24,8 @@ from degeneration_exporter.formats._genai import split_otlp_request
 from degeneration_exporter.formats.lines import LineParser, decode_line
 from degeneration_exporter.record import Record
 
+from tests.daemon_harness import DaemonProcess, total
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 OTLP_LINES = (FIXTURES / "otlp_json.jsonl").read_bytes().splitlines()
 
@@ -87,3 +89,20 @@ def test_scan_reads_a_collector_file(tmp_path: Path) -> None:
     assert summary["num_samples"] == 8  # the expectations' records: 1 + 2 + 2 + 0 + 0 + 1 + 1 + 1
     assert summary["num_malformed"] == 3
     assert summary["num_repetitive_samples"] >= 1  # the looping operation.details completion
+
+
+def test_a_daemon_tailing_a_collector_file_detects_otlp_json_and_counts_each_completion(
+    tmp_path: Path,
+) -> None:
+    dump = tmp_path / "otel" / "genai.jsonl"
+    dump.parent.mkdir()
+    dump.write_bytes(b"\n".join(OTLP_LINES) + b"\n")
+    env = {"DEGENERATION_STATE__DIRECTORY": str(tmp_path / "state")}
+    with DaemonProcess([str(dump)], tmp_path / "daemon.log", env=env) as daemon:
+        samples = daemon.wait_for_total("degeneration_responses_total", 8, source="files")
+        assert (
+            total(samples, "degeneration_lines_rejected_total", source="files", reason="missing_field") == 3
+        )
+        assert total(samples, "degeneration_responses_total", model_name="gpt-4o-mini") == 2
+        landing = daemon.client.get(f"{daemon.url}/").text
+        assert "otlp_json" in landing  # the detected format, as the landing page lists it
