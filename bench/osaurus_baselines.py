@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from degeneration_exporter.detectors._swift_text import WHITESPACE
 from degeneration_exporter.detectors.base import Channel, Finding, IncrementalDetector
-from degeneration_exporter.detectors.stream_ngram import StreamNgram, StreamNgramParams
+from degeneration_exporter.detectors.osaurus._swift_text import WHITESPACE
+from degeneration_exporter.detectors.osaurus.stream_ngram import StreamNgram, StreamNgramParams
 
 _WORD = re.compile(f"[^{re.escape(WHITESPACE)}]+")
 _WS = frozenset(WHITESPACE)

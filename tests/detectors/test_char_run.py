@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from degeneration_exporter.detectors import DETECTORS
-from degeneration_exporter.detectors._osaurus import OsaurusStream
-from degeneration_exporter.detectors._run_tracker import RunProfile
 from degeneration_exporter.detectors.base import DetectorInput
-from degeneration_exporter.detectors.char_run import PROFILES, CharRun, CharRunParams, detect_char_run
+from degeneration_exporter.detectors.osaurus._combined import OsaurusStream
+from degeneration_exporter.detectors.osaurus._run_tracker import RunProfile
+from degeneration_exporter.detectors.osaurus.char_run import PROFILES, CharRun, CharRunParams, detect_char_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError

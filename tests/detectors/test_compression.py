@@ -8,16 +8,18 @@ from itertools import pairwise
 import pytest
 from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
-from degeneration_exporter.detectors.compression import (
+from degeneration_exporter.detectors.compression.detector import (
     Compression,
     CompressionParams,
     compression_ratio,
     detect_compression,
+    window_bounds,
+)
+from degeneration_exporter.detectors.compression.upstream import (
     has_repetition,
     legacy_tail_scan,
     repetition_frac,
     scan_repetition,
-    window_bounds,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st

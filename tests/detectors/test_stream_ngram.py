@@ -6,18 +6,18 @@ import hashlib
 
 import pytest
 from degeneration_exporter.detectors import DETECTORS
-from degeneration_exporter.detectors._osaurus import OsaurusStream
-from degeneration_exporter.detectors._run_tracker import RunProfile
-from degeneration_exporter.detectors._word_tail import WordTail
 from degeneration_exporter.detectors.base import DetectorInput
-from degeneration_exporter.detectors.char_run import PROFILES as RUN_PROFILES
-from degeneration_exporter.detectors.stream_ngram import (
+from degeneration_exporter.detectors.osaurus._combined import OsaurusStream
+from degeneration_exporter.detectors.osaurus._run_tracker import RunProfile
+from degeneration_exporter.detectors.osaurus._word_tail import WordTail
+from degeneration_exporter.detectors.osaurus.char_run import PROFILES as RUN_PROFILES
+from degeneration_exporter.detectors.osaurus.stream_ngram import (
     PROFILES,
     StreamNgram,
     StreamNgramParams,
-    canary_verdict,
     detect_stream_ngram,
 )
+from degeneration_exporter.detectors.osaurus.upstream import canary_verdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError

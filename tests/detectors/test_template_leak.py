@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
+from degeneration_exporter.detectors.osaurus.upstream import gauntlet_leak_verdict
 from degeneration_exporter.detectors.template_leak import (
     DEFAULT_FAMILIES,
     FAMILIES,
     TemplateLeak,
     TemplateLeakParams,
     detect_template_leak,
-    gauntlet_leak_verdict,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st

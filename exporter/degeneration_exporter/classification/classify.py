@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..detectors import DETECTORS
 from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector
-from ..detectors.ceiling import is_ceiling_hit
 from ..errors import ConfigError
 from ..record import Record
+from .ceiling import is_ceiling_hit
 from .result import Classification, FlagKind, LoopSpan
 
 __all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify"]

@@ -1,6 +1,7 @@
 """Detector registry: one literal dict, one line per detector module.
 
-Module name = registry key = config section (`detectors.<name>`) = docs page = bench row.
+Registry key = config section (`detectors.<name>`) = docs page = bench row = the detector's module:
+flat (`ngram_ratio.py`) or inside its family's subpackage (`osaurus/stream_ngram.py`, `compression/`).
 The published detectors keep their spec names in docs and vectors (`relax_compression` is
 `compression`, `trinity_ngram` is `ngram_ratio`, `utopia_tail` is `tail_period`,
 `osaurus_stream` is `stream_ngram`, `osaurus_charrun` is `char_run`): see docs/detectors.md.
@@ -11,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from .base import DetectorInput, DetectorSpec, Finding, IncrementalDetector
-from .char_run import CharRun, CharRunParams, detect_char_run
 from .compression import Compression, CompressionParams, detect_compression
 from .ngram_ratio import NgramRatio, NgramRatioParams, detect_ngram_ratio
-from .stream_ngram import StreamNgram, StreamNgramParams, detect_stream_ngram
+from .osaurus.char_run import CharRun, CharRunParams, detect_char_run
+from .osaurus.stream_ngram import StreamNgram, StreamNgramParams, detect_stream_ngram
 from .tail_period import TailPeriod, TailPeriodParams, detect_tail_period
 from .tandem_repeat import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
 from .template_leak import TemplateLeak, TemplateLeakParams, detect_template_leak

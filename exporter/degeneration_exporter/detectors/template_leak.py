@@ -24,13 +24,12 @@ from .base import Channel, DetectorInput, Finding
 __all__ = [
     "DEFAULT_FAMILIES",
     "FAMILIES",
-    "GauntletVerdict",
     "LeakScan",
     "TemplateLeak",
     "TemplateLeakParams",
     "TokenScanner",
     "detect_template_leak",
-    "gauntlet_leak_verdict",
+    "scanner_of",
 ]
 
 FamilyName = Literal[
@@ -165,7 +164,6 @@ DEFAULT_FAMILIES: tuple[FamilyName, ...] = (
 )
 
 Token = Annotated[str, Field(min_length=1)]
-GauntletVerdict = Literal["pass", "fail", "untested"]
 
 
 class TemplateLeakParams(BaseModel, frozen=True, extra="forbid"):
@@ -233,11 +231,11 @@ class TokenScanner:
 def _scanner_for(params: TemplateLeakParams) -> TokenScanner:
     """One scanner per configuration: resolving the token list and compiling the alternation cost
     about ten times the scan of a typical reply, so they are not redone per record or stream."""
-    return _scanner_of(params.tokens())
+    return scanner_of(params.tokens())
 
 
 @lru_cache(maxsize=32)
-def _scanner_of(tokens: tuple[str, ...]) -> TokenScanner:
+def scanner_of(tokens: tuple[str, ...]) -> TokenScanner:
     return TokenScanner(tokens)
 
 
@@ -322,17 +320,3 @@ def detect_template_leak(inp: DetectorInput, params: TemplateLeakParams) -> Find
     """Batch form: the content channel only."""
     scan = _scanner_for(params).scan(inp.text)
     return _leak_finding(scan, scan.token)
-
-
-def gauntlet_leak_verdict(
-    content: str, reasoning: str, tokens: tuple[str, ...] = FAMILIES["osaurus_gauntlet"]
-) -> tuple[GauntletVerdict, Channel | None, str | None]:
-    """osaurus' gauntlet leak probe, per chat (§4.4): content before reasoning, first listed token fails."""
-    if not content and not reasoning:
-        return "untested", None, None
-    scanner = _scanner_of(tokens)
-    for channel, text in (("content", content), ("reasoning", reasoning)):
-        token = scanner.first_present(text)
-        if token is not None:
-            return "fail", channel, token  # type: ignore[return-value]
-    return "pass", None, None

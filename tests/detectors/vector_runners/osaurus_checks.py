@@ -12,15 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from degeneration_exporter.detectors.base import DetectorInput, Finding
-from degeneration_exporter.detectors.char_run import PROFILES as RUN_PROFILES
-from degeneration_exporter.detectors.char_run import CharRun, CharRunParams
-from degeneration_exporter.detectors.stream_ngram import PROFILES as NGRAM_PROFILES
-from degeneration_exporter.detectors.stream_ngram import (
+from degeneration_exporter.detectors.osaurus.char_run import PROFILES as RUN_PROFILES
+from degeneration_exporter.detectors.osaurus.char_run import CharRun, CharRunParams
+from degeneration_exporter.detectors.osaurus.stream_ngram import PROFILES as NGRAM_PROFILES
+from degeneration_exporter.detectors.osaurus.stream_ngram import (
     StreamNgram,
     StreamNgramParams,
-    canary_verdict,
     detect_stream_ngram,
 )
+from degeneration_exporter.detectors.osaurus.upstream import canary_verdict
 from degeneration_exporter.detectors.template_leak import TemplateLeak, TemplateLeakParams
 
 from tests.detectors.osaurus_reference import ReferenceOsaurus

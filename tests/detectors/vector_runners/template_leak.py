@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from degeneration_exporter.detectors.base import DetectorInput, Finding
+from degeneration_exporter.detectors.osaurus.upstream import gauntlet_leak_verdict
 from degeneration_exporter.detectors.template_leak import (
     TemplateLeak,
     TemplateLeakParams,
     TokenScanner,
     detect_template_leak,
-    gauntlet_leak_verdict,
 )
 
 from tests.detectors.vector_runners.common import check_known, deltas_of, input_field, text_of

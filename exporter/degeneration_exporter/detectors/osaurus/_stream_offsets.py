@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .base import Channel
+from ..base import Channel
 
 __all__ = ["ChannelOffsets"]
 

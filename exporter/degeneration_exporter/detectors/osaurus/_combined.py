@@ -9,10 +9,10 @@ as for every detector.
 
 from __future__ import annotations
 
+from ..base import Channel, DetectorInput, Finding, snippet
 from ._run_tracker import RunHit, RunProfile, RunTracker, run_evidence
 from ._stream_offsets import ChannelOffsets
 from ._word_tail import NgramLoop, WordTail
-from .base import Channel, DetectorInput, Finding, snippet
 
 __all__ = ["FRAGMENT_CHARS", "OsaurusStream", "ngram_evidence", "published_fragment"]
 
