@@ -273,7 +273,7 @@ ROWS: list[Row] = [
         lambda t: detect_template_leak(DetectorInput(t), TemplateLeakParams()),
         "str.count per token",
         lambda t: published_leak_scan(t, TemplateLeakParams().tokens()),
-        lambda ours, base: ours.details["counts"] == base,
+        lambda ours, base: ours.leaks == base,
     ),
 ]
 

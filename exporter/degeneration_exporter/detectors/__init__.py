@@ -47,6 +47,7 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
         detect_tail_period,
         TailPeriod,
         "utopia: a 30-600 byte row repeated 5 times at the end, no period under 30.",
+        chunking_dependent=True,  # check cadence
     ),
     "stream_ngram": DetectorSpec(
         "stream_ngram",
@@ -55,6 +56,7 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
         detect_stream_ngram,
         StreamNgram,
         "osaurus: a 3-12 word unit repeated 12 times back to back in the last 4096 characters.",
+        chunking_dependent=True,  # bounded tail
     ),
     "char_run": DetectorSpec(
         "char_run",
@@ -63,6 +65,7 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
         detect_char_run,
         CharRun,
         "osaurus: one character repeated 64 (letters, digits) or 256 times, grown over 3 deltas.",
+        chunking_dependent=True,  # growth gate
     ),
     "template_leak": DetectorSpec(
         "template_leak",

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from .base import Channel, DetectorInput, Finding
+from .base import DetectorInput, Finding
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -247,18 +247,18 @@ def _leak_finding(scan: LeakScan, details_token: str | None) -> Finding:
         detector="template_leak",
         kind="template_leak",
         flagged=flagged,
-        channel="content",
         score=float(sum(counts.values())),
         onset=scan.onset,
         unit=details_token,
         covered_chars=sum(len(tok) * n for tok, n in counts.items()) if flagged else None,
         evidence=f'template token "{details_token}" in content' if flagged else None,
-        details={"counts": counts, "token": details_token},
+        leaks=counts,
+        details={"token": details_token},
     )
 
 
 class TemplateLeak:
-    """Incremental form over `(delta, channel)`: reasoning deltas are ignored, content keeps a carry.
+    """Incremental form over content deltas (the classifier never feeds it reasoning), with a carry.
 
     `feed` returns the published live report once (the first listed token present in carry + delta,
     then it latches); counting goes on for `finish`, which equals the batch scan of all content.
@@ -273,9 +273,9 @@ class TemplateLeak:
         self._onset: int | None = None
         self._fired = False
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
-        """One delta; a Finding the first time a token shows in content, then None (latch)."""
-        if channel != "content" or not delta:
+    def feed(self, delta: str) -> Finding | None:
+        """One content delta; a Finding the first time a token shows, then None (latch)."""
+        if not delta:
             return None
         scanner = self._scanner
         buffer = self._carry + delta

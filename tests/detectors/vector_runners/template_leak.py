@@ -79,7 +79,9 @@ def _run_stream(
     detector = TemplateLeak(params)
     triggers: list[tuple[int, Finding]] = []
     for index, (channel, delta) in enumerate(pairs):
-        found = detector.feed(delta, channel)  # type: ignore[arg-type]
+        if channel != "content":
+            continue  # the live guardrail is wired to content deltas only (§4.1)
+        found = detector.feed(delta)
         if found is not None:
             triggers.append((index, found))
     assert len(triggers) <= 1, "the detector must latch"
@@ -97,4 +99,4 @@ def _run_stream(
     batch = detect_template_leak(DetectorInput(text=joined), params)
     assert detector.finish() == batch
     assert batch.flagged == bool(triggers)
-    assert batch.details["counts"] == {tok: joined.count(tok) for tok in tokens if tok in joined}
+    assert batch.leaks == {tok: joined.count(tok) for tok in tokens if tok in joined}

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from ..base import Channel, DetectorInput, Finding
+from ..base import DetectorInput, Finding
 from ._window_scan import (
     DEFAULT_STRIDE,
     DEFAULT_THRESHOLD,
@@ -107,27 +107,24 @@ def _scan_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = N
     return scan_windows(text, bounds_for(len(text), params), params.threshold, _stops_early(params), ratio_fn)
 
 
-def _finding(scan: WindowScan, text_length: int, channel: Channel) -> Finding:
+def _finding(scan: WindowScan, text_length: int) -> Finding:
     report = scan.report(text_length)
-    details = report.to_dict()
-    if text_length:
-        details["coverage"] = report.covered_chars / text_length
     return Finding(
         detector="compression",
         kind="repetition",
         flagged=report.has_repetition,
-        channel=channel,
         score=report.max_compression_ratio,
         onset=report.hit_windows[0].start if report.hit_windows else None,
         covered_chars=report.covered_chars,
         evidence=scan.evidence,
-        details=details,
+        coverage=report.covered_chars / text_length if text_length else None,
+        details=report.to_dict(),
     )
 
 
 def detect_compression(inp: DetectorInput, params: CompressionParams) -> Finding:
     """Batch form over `inp.text`: onset is the first hit window's start, score the maximum ratio."""
-    return _finding(_scan_for(inp.text, params), len(inp.text), "content")
+    return _finding(_scan_for(inp.text, params), len(inp.text))
 
 
 class Compression:
@@ -151,12 +148,10 @@ class Compression:
         self._due = self._params.window_size  # the length at which `feed` has work to do
         self._stopped = False
         self._fired = False
-        self._channel: Channel = "content"
         self._final: Finding | None = None
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+    def feed(self, delta: str) -> Finding | None:
         """Take one delta; return a finding the first time a window hits, then None (latch)."""
-        self._channel = channel
         if not delta or self._final is not None:
             return None
         self._length += len(delta)
@@ -165,16 +160,16 @@ class Compression:
         self._pending.append(delta)
         if self._length < self._due:
             return None
-        return self._catch_up(channel)
+        return self._catch_up()
 
     def finish(self) -> Finding:
         """The verdict for everything fed: the batch finding on the concatenated deltas."""
         if self._final is None:
             self._scan_last_window()
-            self._final = _finding(self._windows, self._length, self._channel)
+            self._final = _finding(self._windows, self._length)
         return self._final
 
-    def _catch_up(self, channel: Channel) -> Finding | None:
+    def _catch_up(self) -> Finding | None:
         """Scan the full windows the text now completes, or just compact the buffer."""
         window = self._params.window_size
         relax = self._params.mode == "relax"
@@ -186,7 +181,7 @@ class Compression:
         self._due = min(self._next_start + window, compact_at) if relax else compact_at
         if self._windows.hits and not self._fired:
             self._fired = True
-            return _finding(self._windows, self._length, channel)
+            return _finding(self._windows, self._length)
         return None
 
     def _take_pending(self) -> None:
