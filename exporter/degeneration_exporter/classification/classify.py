@@ -8,7 +8,7 @@ the hand labels (docs/detectors.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..detectors import DETECTORS
 from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector
 from ..errors import ConfigError
-from ..record import Record
+from ..record import FinishReason, Record, parse_finish_reason
 from .ceiling import is_ceiling_hit
 from .result import Classification, FlagKind, LoopSpan
 
-__all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify"]
+__all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify", "default_classifier"]
 
 DEFAULT_REPETITION_DETECTORS: tuple[str, ...] = ("tandem_repeat",)
 LEAK_DETECTOR = "template_leak"
@@ -191,16 +191,24 @@ class ResponseStream:
             leak = DETECTORS[LEAK_DETECTOR].incremental
             self._live[(LEAK_DETECTOR, "content")] = leak(classifier._params[LEAK_DETECTOR])
         self.first_finding: Finding | None = None
+        self.loop_finding: Finding | None = None
+        """The first in-flight finding of a detector in `repetition_detectors` (the verdict): from
+        then on the response is certain to be flagged `repetition` (incremental forms latch)."""
 
     def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
         """Feed one delta; returns a finding the first time anything fires in this stream."""
         fired: Finding | None = None
-        for (_name, ch), detector in self._live.items():
+        verdict = self._classifier._verdict
+        for (name, ch), detector in self._live.items():
             if ch != channel:
                 continue
             finding = detector.feed(delta)
-            if finding is not None and fired is None:
-                fired = _on_channel(finding, channel)
+            if finding is None:
+                continue
+            finding = _on_channel(finding, channel)
+            fired = fired or finding
+            if self.loop_finding is None and name in verdict and finding.kind == "repetition":
+                self.loop_finding = finding
         if fired is not None and self.first_finding is None:
             self.first_finding = fired
             return fired
@@ -222,13 +230,49 @@ class ResponseStream:
 _DEFAULT: Classifier | None = None
 
 
-def classify(record: Record, classifier: Classifier | None = None) -> Classification:
-    """Classify one record with `classifier` (default settings when omitted)."""
+def default_classifier() -> Classifier:
+    """The classifier with default settings, built once per process (building validates params)."""
     global _DEFAULT
-    if classifier is None:
-        if _DEFAULT is None:
-            _DEFAULT = Classifier()
-        classifier = _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Classifier()
+    return _DEFAULT
+
+
+def classify(
+    response: str | Record,
+    classifier: Classifier | None = None,
+    *,
+    reasoning: str = "",
+    finish_reason: FinishReason | str = FinishReason.UNKNOWN,
+    token_ids: Sequence[int] | None = None,
+    prompt_length: int = 0,
+    output_tokens: int | None = None,
+    max_tokens: int | None = None,
+) -> Classification:
+    """Classify one response with `classifier` (default settings when omitted).
+
+    `response` is the visible text (`classify("...")`) with the other fields as keywords, or a whole
+    `Record` (then the keywords must stay at their defaults: the record carries them).
+    """
+    classifier = classifier or default_classifier()
+    if isinstance(response, Record):
+        given = (reasoning, finish_reason, token_ids, prompt_length, output_tokens, max_tokens)
+        if given != ("", FinishReason.UNKNOWN, None, 0, None, None):
+            raise TypeError("classify(record, ...): set reasoning, finish_reason, ... on the Record itself")
+        return classifier.classify(response)
+    if not isinstance(response, str):
+        raise TypeError(
+            f"classify() takes the response text (str) or a Record, not {type(response).__name__}"
+        )
+    record = Record(
+        text=response,
+        reasoning=reasoning,
+        finish_reason=parse_finish_reason(finish_reason),
+        token_ids=token_ids,
+        prompt_length=prompt_length,
+        output_tokens=output_tokens,
+        max_tokens=max_tokens,
+    )
     return classifier.classify(record)
 
 
