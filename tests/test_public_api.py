@@ -56,6 +56,7 @@ EXPORTED = [
 
 def test_all_is_exactly_the_exported_names() -> None:
     assert pkg.__all__ == EXPORTED  # sorted by ruff (RUF022); additions are deliberate
+    assert set(pkg._HOMES) == set(EXPORTED) - {"__version__"}  # nothing importable but unlisted
 
 
 @pytest.mark.parametrize("name", EXPORTED)
