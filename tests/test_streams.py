@@ -252,9 +252,10 @@ def test_an_open_stream_holds_detector_state_only_not_its_text(classifier: Class
     try:
         before, _ = tracemalloc.get_traced_memory()
         fed = 0
-        while fed < 4_000_000:
-            assert assembler.feed(Delta("chatcmpl-open", content=piece)) == []
-            fed += len(piece)
+        while fed < 4_000_000:  # a fresh string per delta, as a server sends them (kept text would stay)
+            delta = f"{piece}{fed % 7}"
+            assert assembler.feed(Delta("chatcmpl-open", content=delta)) == []
+            fed += len(delta)
         after, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
