@@ -4,6 +4,7 @@ example of docs/python-api.md runs."""
 
 from __future__ import annotations
 
+import array
 import re
 import subprocess
 import sys
@@ -135,3 +136,25 @@ def test_api_page_example_runs(index: int) -> None:
         exec(compile(_examples()[index], f"{API_DOC.name}[example {index}]", "exec"), module.__dict__)
     finally:
         del sys.modules[module.__name__]
+
+
+def test_repetition_filter_reads_trinity_shaped_token_ids_through_tolist() -> None:
+    """Trinity's Experience holds tensors; anything with `.tolist()` (here array.array) is read,
+    the prompt is dropped and the action mask applied, as Trinity's own filter does."""
+    by_ids = pkg.Classifier(pkg.ClassifierConfig(repetition_detectors=("ngram_ratio",)))
+    prompt = list(range(100, 140))
+    looping = types.SimpleNamespace(
+        response_text=None,
+        tokens=array.array("i", prompt + [7, 8, 9] * 40),
+        prompt_length=len(prompt),
+        action_mask=array.array("b", [1] * 120),
+    )
+    masked = types.SimpleNamespace(  # the same loop, but the mask says the model wrote none of it
+        response_text=None,
+        tokens=array.array("i", prompt + [7, 8, 9] * 40),
+        prompt_length=len(prompt),
+        action_mask=array.array("b", [0] * 120),
+    )
+    varied = {"tokens": prompt + list(range(120)), "prompt_length": len(prompt)}
+    kept, metrics = pkg.RepetitionFilter(by_ids).process([looping, masked, varied])
+    assert kept == [masked, varied] and metrics["filtered_count"] == 1
