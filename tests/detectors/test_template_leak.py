@@ -57,7 +57,7 @@ def leaky_texts(draw: st.DrawFn, tokens: tuple[str, ...]) -> str:
 def test_split_tokens_are_found_and_counted_exactly_for_any_chunking(
     data: st.DataObject, family: str
 ) -> None:
-    params = TemplateLeakParams(families=(family,))  # type: ignore[arg-type]
+    params = TemplateLeakParams(families=(family,))
     tokens = params.tokens()
     text = data.draw(leaky_texts(tokens))
     deltas = data.draw(chunkings(text))
@@ -85,7 +85,7 @@ def test_self_overlapping_token_split_across_deltas_is_counted_like_str_count() 
 
 @pytest.mark.parametrize("token", ALL_TOKENS)
 def test_every_listed_token_is_detected_whole_and_split_in_two(token: str) -> None:
-    params = TemplateLeakParams(families=tuple(FAMILIES))  # type: ignore[arg-type]
+    params = TemplateLeakParams(families=tuple(FAMILIES))
     assert detect_template_leak(DetectorInput(text=f"a {token} b"), params).leaks[token] == 1
     middle = max(1, len(token) // 2)
     detector = TemplateLeak(params)

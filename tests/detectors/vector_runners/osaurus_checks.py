@@ -198,12 +198,12 @@ def run_detector_vector(vector: dict[str, Any]) -> None:
 def _check_standalone_rule(profile: str, deltas: list[str], triggers: list[tuple[int, Finding]]) -> None:
     """The rule that fired, run alone, fires at the same delta with the same evidence."""
     if not triggers or triggers[0][1].details["rule"] == "ngram":
-        alone: StreamNgram | CharRun = StreamNgram(StreamNgramParams(profile=profile))  # type: ignore[arg-type]
+        alone: StreamNgram | CharRun = StreamNgram(StreamNgramParams(profile=profile))
         if triggers:
             fired = [(i, f.evidence) for i, d in enumerate(deltas) if (f := alone.feed(d)) is not None]
             assert fired == [(triggers[0][0], triggers[0][1].evidence)]
         return
-    alone = CharRun(CharRunParams(profile=profile))  # type: ignore[arg-type]
+    alone = CharRun(CharRunParams(profile=profile))
     fired = [(i, f.evidence) for i, d in enumerate(deltas) if (f := alone.feed(d)) is not None]
     assert fired == [(triggers[0][0], triggers[0][1].evidence)]
 
@@ -237,7 +237,7 @@ def run_mapper_vector(vector: dict[str, Any]) -> None:
     profile = _profile(raw)
     _check_profile_numbers(profile, raw)
     degeneration = (
-        StreamNgram(StreamNgramParams(profile=profile, char_runs=True))  # type: ignore[arg-type]
+        StreamNgram(StreamNgramParams(profile=profile, char_runs=True))
         if raw.get("degeneration_detection", True)
         else None
     )

@@ -35,7 +35,7 @@ def run(vector: dict[str, Any]) -> None:
     assert profile in FAMILY_OF, f"unknown leak profile {profile!r}"
     assert set(raw) <= PARAM_KEYS, f"unknown params {sorted(set(raw) - PARAM_KEYS)}"
     expected = check_known(vector, KNOWN_KEYS[profile])
-    params = TemplateLeakParams(families=(FAMILY_OF[profile],))  # type: ignore[arg-type]
+    params = TemplateLeakParams(families=(FAMILY_OF[profile],))
     tokens = params.tokens()
     if "tokens" in raw:
         assert list(tokens) == raw["tokens"]
