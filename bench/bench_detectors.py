@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from degeneration_exporter.detectors.base import DetectorInput, IncrementalDetector
-from degeneration_exporter.detectors.char_run import CharRun, CharRunParams, detect_char_run
-from degeneration_exporter.detectors.compression import (
+from degeneration_exporter.detectors.compression.detector import (
     Compression,
     CompressionParams,
     detect_compression,
@@ -37,7 +36,8 @@ from degeneration_exporter.detectors.ngram_ratio import (
     detect_ngram_ratio,
     text_words,
 )
-from degeneration_exporter.detectors.stream_ngram import StreamNgramParams, detect_stream_ngram
+from degeneration_exporter.detectors.osaurus.char_run import CharRun, CharRunParams, detect_char_run
+from degeneration_exporter.detectors.osaurus.stream_ngram import StreamNgramParams, detect_stream_ngram
 from degeneration_exporter.detectors.tail_period import (
     TailPeriod,
     TailPeriodParams,
@@ -273,7 +273,7 @@ ROWS: list[Row] = [
         lambda t: detect_template_leak(DetectorInput(t), TemplateLeakParams()),
         "str.count per token",
         lambda t: published_leak_scan(t, TemplateLeakParams().tokens()),
-        lambda ours, base: ours.details["counts"] == base,
+        lambda ours, base: ours.leaks == base,
     ),
 ]
 

@@ -18,7 +18,9 @@ docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -156,6 +158,28 @@ def bench_streams(chars: int, repeat: int) -> tuple[float, float, float]:
     return base * 1e6 / len(deltas), took * 1e6 / len(deltas), took / base
 
 
+def bench_open_stream_memory(chars: int) -> tuple[int, int]:
+    """Bytes one never-finished stream holds after `chars` of a loop, next to the text's own size.
+
+    The baseline is what keeping the text would cost (a `str` of that many ASCII characters); the
+    stream keeps only its detectors' bounded state (classification/streams.py)."""
+    classifier = Classifier()
+    piece = "I will check that again, and then once more after that. " * 20
+    assembler = StreamAssembler(classifier)
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        fed = 0
+        while fed < chars:  # a fresh string per delta, as a server sends them (kept text would stay)
+            delta = f"{piece}{fed % 7}"
+            assembler.feed(Delta("open", content=delta))
+            fed += len(delta)
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return after - before, sys.getsizeof("x" * fed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=32_000, help="Response length in code points.")
@@ -172,6 +196,12 @@ def main() -> None:
     print("|---|---:|---:|")
     print(f"| ResponseStream.feed directly (baseline) | {base:.2f} | 1.00 |")
     print(f"| StreamAssembler.feed | {took:.2f} | {ratio:.2f} |")
+    print("\nMemory held by one open (never finished) stream, default classifier\n")
+    print("| chars fed | bytes held | the text itself (baseline) | ratio |")
+    print("|---:|---:|---:|---:|")
+    for size in (100_000, 1_000_000, 4_000_000):
+        held, text_bytes = bench_open_stream_memory(size)
+        print(f"| {size:,} | {held:,} | {text_bytes:,} | {held / text_bytes:.3f} |")
 
 
 if __name__ == "__main__":

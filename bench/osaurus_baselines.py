@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from degeneration_exporter.detectors._swift_text import WHITESPACE
-from degeneration_exporter.detectors.base import Channel, Finding, IncrementalDetector
-from degeneration_exporter.detectors.stream_ngram import StreamNgram, StreamNgramParams
+from degeneration_exporter.detectors.base import Finding, IncrementalDetector
+from degeneration_exporter.detectors.osaurus._swift_text import WHITESPACE
+from degeneration_exporter.detectors.osaurus.stream_ngram import StreamNgram, StreamNgramParams
 
 _WORD = re.compile(f"[^{re.escape(WHITESPACE)}]+")
 _WS = frozenset(WHITESPACE)
@@ -44,7 +44,7 @@ class PublishedStreamDetector:
         self.run_len = 0
         self.run_growth = 0
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+    def feed(self, delta: str) -> Finding | None:
         if self.fired is not None or not delta:
             return None
         evidence = (self._runs(delta) if self.runs else None) or self._ngrams(delta)

@@ -81,6 +81,31 @@ def test_stream_equals_batch(size: int) -> None:
     assert streamed.leaks == batch.leaks
 
 
+@pytest.mark.parametrize("detector", ["tandem_repeat", "stream_ngram", "compression", "tail_period"])
+def test_stream_keeps_one_detector_per_channel_and_names_the_channel(detector: str) -> None:
+    """Detectors take the delta only; the stream routes each channel to its own instance, so a loop
+    in reasoning is found at its offset in the reasoning text, whatever content came between."""
+    params = {"compression": {"window_size": 200, "stride": 100, "threshold": 2.0}}
+    config = ClassifierConfig(repetition_detectors=(detector,), detector_params=params)
+    stream = Classifier(config).open_stream()
+    reasoning = PROSE + LOOP * 12
+    fired = stream.feed("The answer, after some thought: ", "content")
+    for i in range(0, len(reasoning), 9):
+        fired = fired or stream.feed(reasoning[i : i + 9], "reasoning")
+    result = stream.finish(Record(text="", reasoning=""), lengths=(32, len(reasoning)))
+    assert fired is not None and fired.channel == "reasoning"
+    assert result.loop is not None and result.loop.channel == "reasoning"
+    assert fired.onset is not None and abs(fired.onset - len(PROSE)) <= 0.1 * len(reasoning)
+
+
+def test_leak_detector_never_sees_reasoning_deltas() -> None:
+    stream = Classifier().open_stream()
+    assert stream.feed("<|im_end|> in thought", "reasoning") is None
+    assert stream.feed("The answer is 4.", "content") is None
+    result = stream.finish(Record(text="The answer is 4.", reasoning="<|im_end|> in thought"))
+    assert result.flags == frozenset() and result.leaks == {}
+
+
 def test_stream_with_token_ids_is_judged_on_token_ids() -> None:
     c = Classifier(ClassifierConfig(report_detectors=("ngram_ratio",)))
     ids = list(range(40)) * 3

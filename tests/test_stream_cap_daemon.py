@@ -1,5 +1,5 @@
-"""The per-stream text cap in the real daemon: a long streamed loop keeps its verdict and its
-length, and the characters not kept show on /metrics as `degeneration_stream_chars_truncated_total`."""
+"""Streams keep no text, in the real daemon: a long streamed loop keeps its verdict and its length,
+and a config still naming the retired `max_stream_chars` loads, with a warning naming the source."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def chunk_line(request_id: str, content: str, finish_reason: str | None = None) 
     )
 
 
-def test_capped_stream_keeps_verdict_and_length_and_counts_what_was_not_kept(tmp_path: Path) -> None:
+def test_long_stream_keeps_verdict_and_length_and_old_cap_key_only_warns(tmp_path: Path) -> None:
     text = LOOP * 3
     deltas = [text[i : i + 50] for i in range(0, len(text), 50)]
     config = tmp_path / "config.yaml"
@@ -52,6 +52,8 @@ def test_capped_stream_keeps_verdict_and_length_and_counts_what_was_not_kept(tmp
         append(tmp_path / "s.jsonl", *(chunk_line("r1", d) for d in deltas), chunk_line("r1", "", "length"))
         samples = daemon.wait_for_total("degeneration_responses_total", 1)
         assert total(samples, "degeneration_responses_flagged_total", kind="repetition") == 1
-        assert total(samples, "degeneration_response_chars_sum") == len(text)  # the full length, not 500
-        assert total(samples, "degeneration_stream_chars_truncated_total", source="chunks") == len(text) - 500
+        assert total(samples, "degeneration_response_chars_sum") == len(text)  # the full length
+        assert "degeneration_stream_chars_truncated_total" not in {name for name, _ in daemon.scrape()}
         assert daemon.stop() == 0
+    log = (tmp_path / "daemon.log").read_text(errors="replace")
+    assert "'chunks': max_stream_chars is deprecated and ignored" in log

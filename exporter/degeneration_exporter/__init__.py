@@ -1,34 +1,83 @@
 """degeneration-exporter: classify LLM responses for loops, template leaks and ceiling hits.
 
-The stable public API is re-exported here; implementation modules move freely behind it
-(`tests/test_public_api.py` checks `__all__` is exactly this sorted list).
+The stable public API is re-exported here (docs/python-api.md); implementation modules move freely
+behind it (`tests/test_public_api.py` checks `__all__` is exactly this sorted list). Names are
+imported on first use (PEP 562), so `import degeneration_exporter` and `--version` stay cheap.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .classification.classify import Classifier, ClassifierConfig, ResponseStream, classify
-from .classification.result import Classification, FlagKind, LoopSpan
-from .config import Settings
-from .detectors import DETECTORS
-from .detectors.base import DetectorInput, DetectorSpec, Finding
-from .errors import (
-    ConfigError,
-    DegenerationError,
-    EncodingError,
-    InvalidJson,
-    LineTooLong,
-    MissingField,
-    PartialLine,
-    PositionsInUse,
-    RecordError,
-    SinkError,
-    SourceError,
-    UnknownFormat,
-)
-from .formats import FORMATS, detect_format
-from .record import Delta, FinishReason, Record
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time `__getattr__` imports on demand
+    from .classification.classify import Classifier, ClassifierConfig, ResponseStream, classify
+    from .classification.guard import Decision, LoopGuard
+    from .classification.result import Classification, FlagKind, LoopSpan
+    from .classification.rl_filter import RepetitionFilter, batch_metrics
+    from .config import Settings
+    from .detectors import DETECTORS
+    from .detectors.base import DetectorInput, DetectorSpec, Finding
+    from .errors import (
+        ConfigError,
+        DegenerationError,
+        EncodingError,
+        InvalidJson,
+        LineTooLong,
+        MissingField,
+        PartialLine,
+        PositionsInUse,
+        RecordError,
+        SinkError,
+        SourceError,
+        UnknownFormat,
+    )
+    from .formats import FORMATS, detect_format
+    from .record import Delta, FinishReason, Record
+
+# public name -> the module (relative to this package) that defines it
+_HOMES: dict[str, str] = {
+    "Classifier": ".classification.classify",
+    "ClassifierConfig": ".classification.classify",
+    "ResponseStream": ".classification.classify",
+    "classify": ".classification.classify",
+    "Decision": ".classification.guard",
+    "LoopGuard": ".classification.guard",
+    "Classification": ".classification.result",
+    "FlagKind": ".classification.result",
+    "LoopSpan": ".classification.result",
+    "RepetitionFilter": ".classification.rl_filter",
+    "batch_metrics": ".classification.rl_filter",
+    "Settings": ".config",
+    "DETECTORS": ".detectors",
+    "DetectorInput": ".detectors.base",
+    "DetectorSpec": ".detectors.base",
+    "Finding": ".detectors.base",
+    **dict.fromkeys(
+        (
+            "ConfigError",
+            "DegenerationError",
+            "EncodingError",
+            "InvalidJson",
+            "LineTooLong",
+            "MissingField",
+            "PartialLine",
+            "PositionsInUse",
+            "RecordError",
+            "SinkError",
+            "SourceError",
+            "UnknownFormat",
+        ),
+        ".errors",
+    ),
+    "FORMATS": ".formats",
+    "detect_format": ".formats",
+    "Delta": ".record",
+    "FinishReason": ".record",
+    "Record": ".record",
+}
 
 __all__ = [
     "DETECTORS",
@@ -37,6 +86,7 @@ __all__ = [
     "Classifier",
     "ClassifierConfig",
     "ConfigError",
+    "Decision",
     "DegenerationError",
     "Delta",
     "DetectorInput",
@@ -47,18 +97,35 @@ __all__ = [
     "FlagKind",
     "InvalidJson",
     "LineTooLong",
+    "LoopGuard",
     "LoopSpan",
     "MissingField",
     "PartialLine",
     "PositionsInUse",
     "Record",
     "RecordError",
+    "RepetitionFilter",
     "ResponseStream",
     "Settings",
     "SinkError",
     "SourceError",
     "UnknownFormat",
     "__version__",
+    "batch_metrics",
     "classify",
     "detect_format",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module on first access, then keep it here."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

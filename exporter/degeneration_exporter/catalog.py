@@ -375,15 +375,6 @@ CATALOG: tuple[MetricSpec, ...] = (
         example=0,
     ),
     _self(
-        "stream_chars_truncated_total",
-        "counter",
-        "Characters of streamed responses fed to the detectors but not kept, beyond "
-        "sources[].max_stream_chars per open stream (bounds memory; verdicts unchanged).",
-        "{char}",
-        "degeneration.stream.chars_truncated",
-        example=0,
-    ),
-    _self(
         "label_overflow_total",
         "counter",
         "Label values folded into __other__ (or other) because the label's cap was reached.",

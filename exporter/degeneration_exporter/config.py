@@ -46,7 +46,6 @@ from pydantic_settings import (
 )
 
 from .classification.classify import ClassifierConfig
-from .classification.streams import DEFAULT_MAX_STREAM_CHARS
 from .detectors import DETECTORS
 from .errors import ConfigError
 from .formats import FORMATS, CustomFormatOptions
@@ -94,11 +93,11 @@ class _PipelineOptions(BaseModel):
     fields: CustomFormatOptions | None = Field(
         None, description="Dot paths of each Record field, for `format: custom` only (docs/formats.md)."
     )
-    max_stream_chars: int = Field(
-        DEFAULT_MAX_STREAM_CHARS,
+    max_stream_chars: int | None = Field(
+        None,
         ge=0,
-        description="Characters of text kept per open streamed response (chunk formats); later deltas "
-        "still reach the detectors but are not kept, and are counted.",
+        description="Deprecated and ignored: streamed responses keep no text (the detectors read every "
+        "delta as it arrives). Still accepted so existing configs load; the daemon logs a warning.",
     )
 
     @field_validator("format")

@@ -147,8 +147,13 @@ class Daemon:
                     custom_fields=config.fields,
                     recent=recent,
                     keep_evidence=settings.web.landing_show_text,
-                    max_stream_chars=config.max_stream_chars,
                 )
+                if config.max_stream_chars is not None:
+                    log.warning(
+                        "source %r: max_stream_chars is deprecated and ignored (streamed responses keep "
+                        "no text); remove it from the config",
+                        config.name,
+                    )
                 self._wired.append(_Wired(runner, config.type, patterns))
             self._web, self.tls = self._build_web(routes)
         except BaseException:

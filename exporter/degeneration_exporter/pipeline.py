@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .classification.classify import Classifier
 from .classification.result import Classification
-from .classification.streams import DEFAULT_MAX_STREAM_CHARS, StreamAssembler
+from .classification.streams import StreamAssembler
 from .errors import EncodingError, RecordError, RejectReason
 from .formats.custom import CustomFormatOptions
 from .formats.lines import LineParser
@@ -90,7 +90,6 @@ class SourceRunner:
         custom_fields: CustomFormatOptions | None = None,
         recent: deque[FlaggedSample] | None = None,
         keep_evidence: bool = False,
-        max_stream_chars: int = DEFAULT_MAX_STREAM_CHARS,
     ) -> None:
         self.source = source
         self.counts = LineCounts()
@@ -102,7 +101,7 @@ class SourceRunner:
         self._sinks = tuple(sinks)
         self._recent = recent
         self._keep_evidence = keep_evidence
-        self._streams = StreamAssembler(classifier, max_stream_chars=max_stream_chars)
+        self._streams = StreamAssembler(classifier)
         self._log = _RateLimitedLog(source.name)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -165,7 +164,6 @@ class SourceRunner:
                 if isinstance(item, Delta):
                     for result in self._streams.feed(item):
                         self._emit(result, line)
-                    self._note_truncation()
                 else:
                     self._emit(self._classifier.classify(item), line)
         except RecordError as exc:
@@ -203,14 +201,6 @@ class SourceRunner:
             self._recent.append(
                 FlaggedSample(self.source.name, line.origin, line.line_no, tuple(result.kinds), evidence)
             )
-
-    def _note_truncation(self) -> None:
-        """Publish the assembler's dropped characters as `stream_chars_truncated` (a scrape reads it)."""
-        truncated = self._streams.stats.truncated_chars
-        stats = self.source.stats
-        if truncated != stats.stream_chars_truncated:
-            with stats.lock:
-                stats.stream_chars_truncated = truncated
 
     def _reject(self, reason: str) -> None:
         stats = self.source.stats

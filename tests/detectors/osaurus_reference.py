@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from degeneration_exporter.detectors._swift_text import WHITESPACE
+from degeneration_exporter.detectors.osaurus._swift_text import WHITESPACE
 
 _WS = frozenset(WHITESPACE)
 

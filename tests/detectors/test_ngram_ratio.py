@@ -9,7 +9,6 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
 from degeneration_exporter.detectors.ngram_ratio import (
     NgramRatio,
@@ -154,14 +153,6 @@ def test_real_human_text_is_kept_and_a_greedy_loop_is_dropped() -> None:
     assert greedy.flagged  # greedy-0000 repeats one sentence to the end
 
 
-def test_registry_entry_builds_both_forms() -> None:
-    spec = DETECTORS["ngram_ratio"]
-    live = spec.incremental(spec.params_model()) if spec.incremental else None
-    assert live is not None
-    assert live.feed("go on and on " * 40) is not None
-    assert live.finish().flagged
-
-
 # --- incremental (text mode) ------------------------------------------------------------------------
 
 
@@ -206,19 +197,3 @@ def test_incremental_equals_batch_for_any_chunking(
     fired = [f for f in (live.feed(c) for c in _split(text, cuts)) if f]
     assert len(fired) <= 1
     assert live.finish() == detect_ngram_ratio(DetectorInput(text), params)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Zs", "Mn", "Cc"]), max_size=300)
-)
-def test_never_raises_on_any_unicode(text: str) -> None:
-    finding = detect_ngram_ratio(DetectorInput(text), LOOSE)
-    assert finding.details["generated_tokens"] == len(text_words(text))
-
-
-def test_findings_carry_the_channel_they_were_fed_on() -> None:
-    live = NgramRatio(NgramRatioParams())
-    fired = live.feed("again and again and again " * 20, channel="reasoning")
-    assert fired is not None and fired.channel == "reasoning"
-    assert live.finish().channel == "reasoning"

@@ -118,3 +118,41 @@ def test_uninterpretable_or_double_input_fails_clearly(detector: str, expected: 
         run_vector(vector)
     with pytest.raises(AssertionError, match="exactly one input field"):
         run_vector({**vector, "input": "", "gen": "''"})
+
+
+def _long_unit_vector(expected: dict[str, Any]) -> dict[str, Any]:
+    unit = " ".join(f"word{i:02d}" + "y" * 20 for i in range(4))  # 4 words, 103 characters
+    return {
+        "id": "x-long-unit",
+        "detector": "osaurus_stream",
+        "input": (unit + " ") * 12,
+        "params": {"profile": "stream_hardened"},
+        "expected": {"verdict": True, **expected},
+    }
+
+
+def test_fragment_is_the_whole_ngram_and_the_evidence_cuts_it_to_80() -> None:
+    unit = " ".join(f"word{i:02d}" + "y" * 20 for i in range(4))
+    evidence = f'4-token n-gram "{unit[:80]}…" repeated 12x consecutively'
+    run_vector(_long_unit_vector({"fragment": unit, "evidence": evidence}))
+    with pytest.raises(AssertionError):
+        run_vector(_long_unit_vector({"fragment": unit[:80] + "…"}))
+
+
+def _mapper_vector(expected: dict[str, Any], profile: str = "stream_v1") -> dict[str, Any]:
+    return {
+        "id": "x-mapper",
+        "detector": "osaurus_stream",
+        "channel_deltas": [["reasoning", "loop token here "]] * 10,
+        "params": {"level": "mapper", "profile": profile},
+        "expected": expected,
+    }
+
+
+def test_mapper_vectors_check_evidence_under_the_named_profile() -> None:
+    evidence = '3-token n-gram "loop token here" repeated 8x consecutively'
+    run_vector(_mapper_vector({"error": "degeneration", "evidence": evidence, "forwarded_count": 7}))
+    with pytest.raises(AssertionError):
+        run_vector(_mapper_vector({"evidence": evidence.replace("8x", "9x")}))
+    # the hardened profile needs 12 copies: the same stream passes through untouched
+    run_vector(_mapper_vector({"error": None, "evidence": None, "forwarded_count": 10}, "stream_hardened"))

@@ -5,19 +5,18 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from degeneration_exporter.detectors import DETECTORS
-from degeneration_exporter.detectors._osaurus import OsaurusStream
-from degeneration_exporter.detectors._run_tracker import RunProfile
-from degeneration_exporter.detectors._word_tail import WordTail
 from degeneration_exporter.detectors.base import DetectorInput
-from degeneration_exporter.detectors.char_run import PROFILES as RUN_PROFILES
-from degeneration_exporter.detectors.stream_ngram import (
+from degeneration_exporter.detectors.osaurus._combined import OsaurusStream
+from degeneration_exporter.detectors.osaurus._run_tracker import RunProfile
+from degeneration_exporter.detectors.osaurus._word_tail import WordTail
+from degeneration_exporter.detectors.osaurus.char_run import PROFILES as RUN_PROFILES
+from degeneration_exporter.detectors.osaurus.stream_ngram import (
     PROFILES,
     StreamNgram,
     StreamNgramParams,
-    canary_verdict,
     detect_stream_ngram,
 )
+from degeneration_exporter.detectors.osaurus.upstream import canary_verdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -126,17 +125,6 @@ def test_published_profiles_match_reference_with_the_real_tail(data: st.DataObje
 
 
 @settings(max_examples=100, deadline=None)
-@given(text=st.text(st.characters(blacklist_categories=()), max_size=300), data=st.data())
-def test_never_raises_on_arbitrary_unicode_including_lone_surrogates(text: str, data: st.DataObject) -> None:
-    for params in (HARDENED, V1, StreamNgramParams(profile="gauntlet", char_runs=True)):
-        detector = StreamNgram(params)
-        for delta in data.draw(chunkings(text)):
-            detector.feed(delta, data.draw(st.sampled_from(["content", "reasoning"])))
-        assert detector.finish().detector == "stream_ngram"
-        detect_stream_ngram(DetectorInput(text=text, reasoning=text[::-1]), params)
-
-
-@settings(max_examples=100, deadline=None)
 @given(text=word_streams(400))
 def test_batch_equals_one_delta_incremental_and_gauntlet_is_the_whole_text(text: str) -> None:
     for params in (HARDENED, V1, StreamNgramParams(profile="gauntlet")):
@@ -209,22 +197,6 @@ def test_latches_after_the_first_trigger() -> None:
     assert detector.finish() == hits[0]
 
 
-def test_finding_points_at_the_loop_in_its_channel() -> None:
-    reasoning = "Let me think. " + "I should check again. " * 12
-    detector = StreamNgram(HARDENED)
-    assert detector.feed("Answer: ", "content") is None
-    found = None
-    for delta in _chunks(reasoning, 7):
-        found = found or detector.feed(delta, "reasoning")
-    assert found is not None
-    assert found.channel == "reasoning"
-    assert found.onset == reasoning.index("I should")
-    assert found.period == len("I should check again. ")
-    assert found.details["fragment"] == "I should check again."
-    assert found.covered_chars == len("I should check again. " * 12) - 1
-    assert 0 < found.details["coverage"] < 1
-
-
 def test_batch_scans_the_content_text_only() -> None:
     """As every detector: the classifier scans reasoning with a second call and labels its channel."""
     loop = "round and round " * 12
@@ -234,12 +206,11 @@ def test_batch_scans_the_content_text_only() -> None:
     assert detect_stream_ngram(DetectorInput(text=loop), HARDENED).onset == 0
 
 
-def test_long_fragment_is_cut_to_80_characters_with_an_ellipsis() -> None:
+def test_long_fragment_is_whole_in_details_and_cut_to_80_characters_in_the_evidence() -> None:
     unit = " ".join(f"word{i:02d}" + "y" * 20 for i in range(4))
     finding = detect_stream_ngram(DetectorInput(text=(unit + " ") * 12), HARDENED)
-    fragment = finding.details["fragment"]
-    assert fragment == unit[:80] + "…"
-    assert finding.evidence == f'4-token n-gram "{fragment}" repeated 12x consecutively'
+    assert finding.details["fragment"] == unit and len(unit) > 80
+    assert finding.evidence == f'4-token n-gram "{unit[:80]}…" repeated 12x consecutively'
 
 
 def test_params_reject_unknown_fields_and_inverted_sizes() -> None:
@@ -321,45 +292,6 @@ def test_mapper_wiring_reproduces_the_published_integration_facts() -> None:
     )
 
 
-def test_registry_entry_builds_both_forms_from_default_params() -> None:
-    spec = DETECTORS["stream_ngram"]
-    assert (spec.name, spec.kind, spec.params_model) == ("stream_ngram", "repetition", StreamNgramParams)
-    assert spec.incremental is not None
-    live = spec.incremental(spec.params_model())
-    for _ in range(36):
-        live.feed("idea ")
-    streamed, batch = live.finish(), spec.detect(DetectorInput(text="idea " * 36), spec.params_model())
-    assert (streamed.details["delta_index"], batch.details["delta_index"]) == (35, 0)
-    assert (streamed.evidence, streamed.onset, streamed.period) == (batch.evidence, batch.onset, batch.period)
-
-
-@settings(max_examples=150, deadline=None)
-@given(data=st.data())
-def test_onset_points_into_the_right_channel_when_channels_interleave(data: st.DataObject) -> None:
-    """(channel, onset) names the loop's first word in the interleaved stream (a word may span a switch)."""
-    text = data.draw(word_streams())
-    tail = WordTail(1, 3, 3, data.draw(st.sampled_from([None, 30])))
-    ours = OsaurusStream("stream_ngram", "test", None, tail)
-    stream = ""
-    pieces: list[tuple[str, int, int, int]] = []  # channel, offset in channel, offset in stream, length
-    seen = {"content": 0, "reasoning": 0}
-    for delta in data.draw(chunkings(text)):
-        channel = data.draw(st.sampled_from(["content", "reasoning"]))
-        pieces.append((channel, seen[channel], len(stream), len(delta)))
-        seen[channel] += len(delta)
-        stream += delta
-        found = ours.feed(delta, channel)  # type: ignore[arg-type]
-        if found is not None:
-            assert found.onset is not None
-            absolute = next(
-                at + found.onset - start
-                for ch, start, at, size in pieces
-                if ch == found.channel and start <= found.onset < start + size
-            )
-            assert stream[absolute:].startswith(found.details["fragment"].split(" ")[0])
-            break
-
-
 def test_a_long_word_streamed_without_whitespace_is_not_recopied_per_delta() -> None:
     """CJK or base64 with no spaces: the partial word grows by pieces, joined once when it completes."""
     detector = StreamNgram(StreamNgramParams(profile="gauntlet"))
@@ -370,10 +302,3 @@ def test_a_long_word_streamed_without_whitespace_is_not_recopied_per_delta() -> 
     assert tail._partial_len == 2000 and len(tail._partial_pieces) == 1000
     detector.feed(" done")
     assert tail._words[-1] == "我爱" * 1000 and tail._partial() == "done"
-
-
-def test_an_unknown_channel_name_is_data_not_a_crash() -> None:
-    detector = StreamNgram(HARDENED)
-    for _ in range(36):
-        found = detector.feed("idea ", "tool")  # type: ignore[arg-type]
-    assert found is not None and found.onset == 0

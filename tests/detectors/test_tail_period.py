@@ -5,7 +5,6 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput, Finding
 from degeneration_exporter.detectors.tail_period import (
     TailPeriod,
@@ -114,7 +113,7 @@ def test_onset_period_and_unit_are_in_code_points() -> None:
     assert finding.covered_chars == len(prefix) - 2 + 88
     assert finding.details["min_span_bytes"] == 33
     assert finding.unit == (row[4:] + row[:4])
-    assert finding.details["coverage"] == pytest.approx(finding.covered_chars / (len(prefix) + 88))
+    assert finding.coverage == pytest.approx(finding.covered_chars / (len(prefix) + 88))
     assert finding.score == pytest.approx((finding.covered_chars * 3) / 33)
 
 
@@ -122,13 +121,6 @@ def test_onset_search_is_bounded_by_the_lookback() -> None:
     params = TailPeriodParams(onset_lookback_bytes=420)
     finding = detect_tail_period(DetectorInput(ROW * 100), params)
     assert finding.covered_chars == 420 and finding.onset == 4200 - 420
-
-
-def test_registry_entry_builds_both_forms() -> None:
-    spec = DETECTORS["tail_period"]
-    live = spec.incremental(spec.params_model()) if spec.incremental else None
-    assert live is not None and _first_fire(live, [ROW] * 10) is not None  # type: ignore[arg-type]
-    assert spec.detect(DetectorInput(ROW * 10), spec.params_model()).flagged
 
 
 def test_streaming_memory_is_bounded() -> None:
@@ -208,19 +200,3 @@ def test_stream_finish_equals_batch_unless_a_check_fired_earlier(
         assert live.finish() is fired[0]
     else:
         assert live.finish() == batch
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    text=st.text(alphabet=st.characters(categories=["Cs", "Co", "Cn", "Lo", "Zs", "Mn", "Cc"]), max_size=400)
-)
-def test_never_raises_on_any_unicode(text: str) -> None:
-    finding = detect_tail_period(DetectorInput(text * 6), TailPeriodParams(min_span_bytes=3))
-    if finding.flagged:
-        assert finding.onset is not None and 0 <= finding.onset <= len(text) * 6
-
-
-def test_findings_carry_the_channel_they_were_fed_on() -> None:
-    live = TailPeriod(TailPeriodParams(check="every_delta"))
-    fired = live.feed(ROW * 6, channel="reasoning")
-    assert fired is not None and fired.channel == "reasoning"

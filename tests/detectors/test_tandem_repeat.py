@@ -463,7 +463,7 @@ def test_finding_reports_onset_period_unit_copies_and_coverage() -> None:
     assert f.period == len("The bell rang at noon and the town square slowly filled with people. ")
     assert f.unit is not None and f.unit.startswith("The bell rang")
     assert f.score is not None and f.score >= 4.5
-    assert f.covered_chars is not None and 0.9 < f.details["coverage"] <= 1.0
+    assert f.covered_chars is not None and f.coverage is not None and 0.9 < f.coverage <= 1.0
 
 
 def test_registry_entry_runs_the_batch_function() -> None:

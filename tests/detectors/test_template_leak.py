@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
+from degeneration_exporter.detectors.osaurus.upstream import gauntlet_leak_verdict
 from degeneration_exporter.detectors.template_leak import (
     DEFAULT_FAMILIES,
     FAMILIES,
     TemplateLeak,
     TemplateLeakParams,
     detect_template_leak,
-    gauntlet_leak_verdict,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,7 +57,7 @@ def leaky_texts(draw: st.DrawFn, tokens: tuple[str, ...]) -> str:
 def test_split_tokens_are_found_and_counted_exactly_for_any_chunking(
     data: st.DataObject, family: str
 ) -> None:
-    params = TemplateLeakParams(families=(family,))  # type: ignore[arg-type]
+    params = TemplateLeakParams(families=(family,))
     tokens = params.tokens()
     text = data.draw(leaky_texts(tokens))
     deltas = data.draw(chunkings(text))
@@ -69,7 +68,7 @@ def test_split_tokens_are_found_and_counted_exactly_for_any_chunking(
         assert (hit.details["token"] if hit is not None else None) == published.observe(delta)
     batch = detect_template_leak(DetectorInput(text=text), params)
     assert incremental.finish() == batch
-    assert batch.details["counts"] == {tok: text.count(tok) for tok in tokens if tok in text}
+    assert batch.leaks == {tok: text.count(tok) for tok in tokens if tok in text}
     assert batch.flagged == any(tok in text for tok in tokens)
     if batch.flagged:
         assert batch.onset == min(text.find(tok) for tok in tokens if tok in text)
@@ -81,23 +80,22 @@ def test_self_overlapping_token_split_across_deltas_is_counted_like_str_count() 
     detector = TemplateLeak(STREAM)
     for char in text:
         detector.feed(char)
-    assert detector.finish().details["counts"] == {"[e~[": text.count("[e~[")}
+    assert detector.finish().leaks == {"[e~[": text.count("[e~[")}
 
 
 @pytest.mark.parametrize("token", ALL_TOKENS)
 def test_every_listed_token_is_detected_whole_and_split_in_two(token: str) -> None:
-    params = TemplateLeakParams(families=tuple(FAMILIES))  # type: ignore[arg-type]
-    assert detect_template_leak(DetectorInput(text=f"a {token} b"), params).details["counts"][token] == 1
+    params = TemplateLeakParams(families=tuple(FAMILIES))
+    assert detect_template_leak(DetectorInput(text=f"a {token} b"), params).leaks[token] == 1
     middle = max(1, len(token) // 2)
     detector = TemplateLeak(params)
     assert detector.feed("x " + token[:middle]) is None or token[:middle] in ALL_TOKENS
     detector.feed(token[middle:] + " y")
-    assert detector.finish().details["counts"][token] >= 1
+    assert detector.finish().leaks[token] >= 1
 
 
 def test_reasoning_never_counts_and_think_tags_are_not_leaks_by_default() -> None:
     detector = TemplateLeak(DEFAULT)
-    assert detector.feed("<|im_end|>", "reasoning") is None
     assert detector.feed("<think>plan</think> The answer is 4.") is None
     assert not detector.finish().flagged
     both = DetectorInput(text="<think>x</think> fine", reasoning="<|eot_id|>")
@@ -112,7 +110,7 @@ def test_latches_after_the_first_report_but_keeps_counting() -> None:
     assert first is None and hit is not None and hit.details["token"] == "<|im_start|>"
     assert detector.feed("<|eot_id|>") is None
     final = detector.finish()
-    assert final.details["counts"] == {"<|im_start|>": 1, "<|im_end|>": 1, "<|eot_id|>": 1}
+    assert final.leaks == {"<|im_start|>": 1, "<|im_end|>": 1, "<|eot_id|>": 1}
     assert final.onset == len("Sure! ") and final.score == 3.0
 
 
@@ -145,23 +143,3 @@ def test_gauntlet_probe_checks_content_before_reasoning() -> None:
     assert gauntlet_leak_verdict("hello", "") == ("pass", None, None)
     assert gauntlet_leak_verdict("ok", "<end_of_turn>") == ("fail", "reasoning", "<end_of_turn>")
     assert gauntlet_leak_verdict("<|end|>", "<|im_start|>") == ("fail", "content", "<|end|>")
-
-
-@settings(max_examples=100, deadline=None)
-@given(text=st.text(st.characters(blacklist_categories=()), max_size=200), data=st.data())
-def test_never_raises_on_arbitrary_unicode_including_lone_surrogates(text: str, data: st.DataObject) -> None:
-    detector = TemplateLeak(DEFAULT)
-    for delta in data.draw(chunkings(text)):
-        detector.feed(delta, data.draw(st.sampled_from(["content", "reasoning"])))
-    detector.finish()
-    detect_template_leak(DetectorInput(text=text + "\ufffe"), STREAM)
-
-
-def test_registry_entry_builds_both_forms_from_default_params() -> None:
-    spec = DETECTORS["template_leak"]
-    assert (spec.name, spec.kind, spec.params_model) == ("template_leak", "template_leak", TemplateLeakParams)
-    assert spec.incremental is not None
-    live = spec.incremental(spec.params_model())
-    hit = live.feed("done<|eot_id|>")
-    assert hit is not None and hit.kind == "template_leak" and hit.details["token"] == "<|eot_id|>"
-    assert live.finish() == spec.detect(DetectorInput(text="done<|eot_id|>"), spec.params_model())

@@ -8,7 +8,7 @@ the hand labels (docs/detectors.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..detectors import DETECTORS
 from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector
-from ..detectors.ceiling import is_ceiling_hit
 from ..errors import ConfigError
-from ..record import Record
+from ..record import FinishReason, Record, parse_finish_reason
+from .ceiling import is_ceiling_hit
 from .result import Classification, FlagKind, LoopSpan
 
-__all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify"]
+__all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify", "default_classifier"]
 
 DEFAULT_REPETITION_DETECTORS: tuple[str, ...] = ("tandem_repeat",)
 LEAK_DETECTOR = "template_leak"
@@ -110,7 +110,7 @@ class Classifier:
         """Every configured finding: from a `live` incremental detector when the stream has one for
         that (detector, channel), else the batch form on the record (one code path for both forms).
 
-        `has_reasoning`: the response had reasoning text, even when a capped stream kept none of it."""
+        `has_reasoning`: the response had reasoning text, even when a stream kept none of it."""
         findings: list[Finding] = []
         content = _content_input(record)
         reasoning = DetectorInput(record.reasoning)
@@ -133,7 +133,7 @@ class Classifier:
         self, record: Record, findings: list[Finding], lengths: tuple[int, int] | None = None
     ) -> Classification:
         """The verdict; `lengths` (content, reasoning chars) stand in for the record's when its text
-        was capped (a long stream, classification/streams.py)."""
+        was not kept (a stream, classification/streams.py)."""
         text_chars, reasoning_chars = lengths or (len(record.text), len(record.reasoning))
         flags: set[FlagKind] = set()
         verdict, order = self._verdict, self._verdict_order
@@ -144,9 +144,8 @@ class Classifier:
         leaks: dict[str, int] = {}
         for f in findings:
             if f.kind == "template_leak" and f.flagged:
-                counts = f.details.get("counts", {})
-                for token, n in counts.items():
-                    leaks[str(token)] = leaks.get(str(token), 0) + int(n)
+                for token, n in f.leaks.items():
+                    leaks[token] = leaks.get(token, 0) + n
         if leaks:
             flags.add(FlagKind.TEMPLATE_LEAK)
         output_tokens = _output_tokens(record)
@@ -173,9 +172,10 @@ class Classifier:
 
 
 class ResponseStream:
-    """One in-flight response: incremental detectors per channel, first in-flight finding kept.
+    """One in-flight response: one incremental detector per (detector, channel), first finding kept.
 
-    Detectors without an incremental form run in batch at `finish`.
+    Detectors take the delta only; which channel a delta belongs to is this class's business, and it
+    names the channel on the findings it returns.
     """
 
     def __init__(self, classifier: Classifier) -> None:
@@ -185,34 +185,41 @@ class ResponseStream:
         channels: tuple[Channel, ...] = ("content", "reasoning") if cfg.scan_reasoning else ("content",)
         for name in classifier._repetition:
             factory = DETECTORS[name].incremental
-            if factory is not None:
-                for channel in channels:
-                    self._live[(name, channel)] = factory(classifier._params[name])
+            for channel in channels:
+                self._live[(name, channel)] = factory(classifier._params[name])
         if cfg.template_leak:
-            factory = DETECTORS[LEAK_DETECTOR].incremental
-            if factory is not None:
-                self._live[(LEAK_DETECTOR, "content")] = factory(classifier._params[LEAK_DETECTOR])
+            leak = DETECTORS[LEAK_DETECTOR].incremental
+            self._live[(LEAK_DETECTOR, "content")] = leak(classifier._params[LEAK_DETECTOR])
         self.first_finding: Finding | None = None
+        self.loop_finding: Finding | None = None
+        """The first in-flight finding of a detector in `repetition_detectors` (the verdict): from
+        then on the response is certain to be flagged `repetition` (incremental forms latch)."""
 
     def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
         """Feed one delta; returns a finding the first time anything fires in this stream."""
         fired: Finding | None = None
-        for (_name, ch), detector in self._live.items():
+        verdict = self._classifier._verdict
+        for (name, ch), detector in self._live.items():
             if ch != channel:
                 continue
-            finding = detector.feed(delta, channel)
-            if finding is not None and fired is None:
-                fired = _on_channel(finding, channel)
+            finding = detector.feed(delta)
+            if finding is None:
+                continue
+            finding = _on_channel(finding, channel)
+            fired = fired or finding
+            if self.loop_finding is None and name in verdict and finding.kind == "repetition":
+                self.loop_finding = finding
         if fired is not None and self.first_finding is None:
             self.first_finding = fired
             return fired
         return None
 
     def finish(self, record: Record, *, lengths: tuple[int, int] | None = None) -> Classification:
-        """Final verdict; `record` carries the assembled text and the response metadata.
+        """Final verdict; `record` carries the response metadata (its text is not read unless it has
+        token ids, which are judged in batch form as `classify` does).
 
-        `lengths`: the true (content, reasoning) lengths when `record` holds only a capped prefix;
-        the incremental detectors saw every delta, so only batch fallbacks see the prefix.
+        `lengths`: the true (content, reasoning) lengths when `record` does not hold the text (the
+        incremental detectors saw every delta, so the text need not be kept).
         """
         classifier = self._classifier
         has_reasoning = bool(lengths[1] if lengths is not None else record.reasoning)
@@ -223,13 +230,49 @@ class ResponseStream:
 _DEFAULT: Classifier | None = None
 
 
-def classify(record: Record, classifier: Classifier | None = None) -> Classification:
-    """Classify one record with `classifier` (default settings when omitted)."""
+def default_classifier() -> Classifier:
+    """The classifier with default settings, built once per process (building validates params)."""
     global _DEFAULT
-    if classifier is None:
-        if _DEFAULT is None:
-            _DEFAULT = Classifier()
-        classifier = _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Classifier()
+    return _DEFAULT
+
+
+def classify(
+    response: str | Record,
+    classifier: Classifier | None = None,
+    *,
+    reasoning: str = "",
+    finish_reason: FinishReason | str = FinishReason.UNKNOWN,
+    token_ids: Sequence[int] | None = None,
+    prompt_length: int = 0,
+    output_tokens: int | None = None,
+    max_tokens: int | None = None,
+) -> Classification:
+    """Classify one response with `classifier` (default settings when omitted).
+
+    `response` is the visible text (`classify("...")`) with the other fields as keywords, or a whole
+    `Record` (then the keywords must stay at their defaults: the record carries them).
+    """
+    classifier = classifier or default_classifier()
+    if isinstance(response, Record):
+        given = (reasoning, finish_reason, token_ids, prompt_length, output_tokens, max_tokens)
+        if given != ("", FinishReason.UNKNOWN, None, 0, None, None):
+            raise TypeError("classify(record, ...): set reasoning, finish_reason, ... on the Record itself")
+        return classifier.classify(response)
+    if not isinstance(response, str):
+        raise TypeError(
+            f"classify() takes the response text (str) or a Record, not {type(response).__name__}"
+        )
+    record = Record(
+        text=response,
+        reasoning=reasoning,
+        finish_reason=parse_finish_reason(finish_reason),
+        token_ids=token_ids,
+        prompt_length=prompt_length,
+        output_tokens=output_tokens,
+        max_tokens=max_tokens,
+    )
     return classifier.classify(record)
 
 
@@ -279,8 +322,6 @@ def _repetition_score(findings: list[Finding], verdict: frozenset[str]) -> float
     """Largest fraction of a channel inside a detected repeat (0..1), over the verdict's detectors."""
     best = 0.0
     for f in findings:
-        if f.kind == "repetition" and f.detector in verdict:
-            coverage = f.details.get("coverage")
-            if isinstance(coverage, int | float):
-                best = max(best, float(coverage))
+        if f.kind == "repetition" and f.detector in verdict and f.coverage is not None:
+            best = max(best, f.coverage)
     return min(best, 1.0)

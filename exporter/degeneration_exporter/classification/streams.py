@@ -13,12 +13,9 @@ Bounds (a server log can hold any number of never-finished streams):
 - closed keys are remembered (as many as `max_open_streams`) so late chunks (the usage-only chunk
   after the finish, vLLM's `streaming complete` line) are dropped instead of opening a stream;
   they, and chunks with nothing to classify (role-only, usage-only), count as `ignored_chunks`;
-- each stream keeps at most `max_stream_chars` of its text (content and reasoning together, the
-  first ones): a response looping until a huge ceiling, or never finishing, cannot grow without
-  bound. Every delta still reaches the incremental detectors (bounded state of their own), so the
-  verdict is unchanged; lengths, loop onset and chars after onset come from counts, not the kept
-  text. Only a batch fallback (a detector without an incremental form) sees just the kept prefix.
-  Capped streams and dropped characters count in `stats` (`truncated_streams`, `truncated_chars`).
+- no text is kept: every delta goes straight to the stream's incremental detectors (every detector
+  has one, with bounded state), and lengths, loop onset and chars after onset come from counts. So
+  a response looping until a huge ceiling, or never finishing, costs the detectors' state only.
 
 The request id keys the streams and goes into `Record.identity` for reports; it never becomes a
 label. The clock is injected (monotonic seconds). Not thread-safe: one assembler per source thread.
@@ -29,7 +26,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..detectors.base import Channel, Finding
@@ -40,15 +37,11 @@ from .result import Classification
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_OPEN_STREAMS",
-    "DEFAULT_MAX_STREAM_CHARS",
     "StreamAssembler",
     "StreamStats",
 ]
 
 DEFAULT_MAX_OPEN_STREAMS = 1024
-DEFAULT_MAX_STREAM_CHARS = 4 * 1024 * 1024
-"""4 Mi characters: a 1M-token response at ~4 chars per token fits whole; 1,024 such streams are
-the worst case (`max_open_streams`), so keep both in mind when raising either."""
 DEFAULT_IDLE_TIMEOUT = timedelta(minutes=5)
 
 _Key = tuple[str, int]
@@ -60,8 +53,7 @@ class StreamStats:
 
     `finished`: ended by a finish reason or a whole-text chunk; `idle_closed`: by `expire()` or
     `close()`; `evicted`: to make room (both ABORT); `in_flight_findings`: first detector hits
-    seen before the stream ended; `truncated_streams`: streams that reached `max_stream_chars`;
-    `truncated_chars`: characters fed to the detectors but not kept.
+    seen before the stream ended.
     """
 
     opened: int = 0
@@ -70,20 +62,14 @@ class StreamStats:
     evicted: int = 0
     ignored_chunks: int = 0
     in_flight_findings: int = 0
-    truncated_streams: int = 0
-    truncated_chars: int = 0
 
 
 @dataclass(slots=True)
 class _OpenStream:
     stream: ResponseStream
     last_seen: float
-    content: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
     content_chars: int = 0
     reasoning_chars: int = 0
-    room: int = DEFAULT_MAX_STREAM_CHARS
-    truncated: bool = False
     model: str | None = None
     output_tokens: int | None = None
     token_count: int | None = None
@@ -98,17 +84,13 @@ class StreamAssembler:
         *,
         max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
         idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
-        max_stream_chars: int = DEFAULT_MAX_STREAM_CHARS,
         clock: Callable[[], float] = time.monotonic,
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
         if max_open_streams < 1:
             raise ValueError("max_open_streams must be at least 1")
-        if max_stream_chars < 0:
-            raise ValueError("max_stream_chars must not be negative")
         self._classifier = classifier
         self._max_open = max_open_streams
-        self._max_chars = max_stream_chars
         self._idle = idle_timeout.total_seconds()
         self._clock = clock
         self._on_finding = on_finding
@@ -177,7 +159,7 @@ class StreamAssembler:
             oldest = next(iter(self._open))
             done.append(self._close(oldest, FinishReason.ABORT))
             self.stats.evicted += 1
-        state = _OpenStream(self._classifier.open_stream(), self._clock(), room=self._max_chars)
+        state = _OpenStream(self._classifier.open_stream(), self._clock())
         self._open[key] = state
         self.stats.opened += 1
         return state
@@ -185,21 +167,8 @@ class StreamAssembler:
     def _feed_text(self, state: _OpenStream, text: str, channel: Channel) -> None:
         if channel == "reasoning":
             state.reasoning_chars += len(text)
-            kept = state.reasoning
         else:
             state.content_chars += len(text)
-            kept = state.content
-        if len(text) <= state.room:
-            kept.append(text)
-            state.room -= len(text)
-        else:
-            if state.room:
-                kept.append(text[: state.room])
-            if not state.truncated:
-                state.truncated = True
-                self.stats.truncated_streams += 1
-            self.stats.truncated_chars += len(text) - state.room
-            state.room = 0
         finding = state.stream.feed(text, channel)
         if finding is not None:
             self.stats.in_flight_findings += 1
@@ -215,9 +184,8 @@ class StreamAssembler:
         identity: dict[str, object] = {"request_id": request_id}
         if index:
             identity["choice_index"] = index
-        record = Record(
-            text="".join(state.content),
-            reasoning="".join(state.reasoning),
+        record = Record(  # no text: the detectors saw every delta; lengths come from the counts
+            text="",
             finish_reason=reason,
             model=state.model,
             output_tokens=state.output_tokens if state.output_tokens is not None else state.token_count,

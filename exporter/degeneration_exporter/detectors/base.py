@@ -41,8 +41,12 @@ class Finding:
 
     Offsets are Unicode code points into the scanned channel's text, half-open. `onset` is where the
     first copy of the repeating unit starts, `period` the unit's length, `unit` a short snippet of it.
-    `score` is the detector's own number (a ratio, a repeat count); `details` carries the published
-    report fields (JSON-ready) so parity with upstream stays inspectable.
+    `score` is the detector's own number (a ratio, a repeat count). What the verdict reads is typed:
+    `coverage` is the fraction of the scanned channel inside the loop (0..1, None when the detector
+    does not locate one), `leaks` the count of each leaked template token (token -> count, in the
+    detector's list order). `details` carries the published report fields (JSON-ready) so parity with
+    upstream stays inspectable; the classifier never reads it. `channel` is set by the classifier
+    (detectors see one channel's text and do not know which).
     """
 
     detector: str
@@ -55,6 +59,8 @@ class Finding:
     unit: str | None = None
     covered_chars: int | None = None
     evidence: str | None = None
+    coverage: float | None = None
+    leaks: Mapping[str, int] = field(default_factory=dict)
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,6 +76,8 @@ class Finding:
             "unit": self.unit,
             "covered_chars": self.covered_chars,
             "evidence": self.evidence,
+            "coverage": self.coverage,
+            "leaks": dict(self.leaks),
             "details": dict(self.details),
         }
 
@@ -86,14 +94,15 @@ class DetectorInput:
 
 
 class IncrementalDetector(Protocol):
-    """A detector fed delta by delta.
+    """A detector fed delta by delta, one instance per channel (the classifier keeps one for content
+    and one for reasoning, so a detector never needs to know which channel it reads).
 
     `feed` returns a Finding the first time the detector fires (then latches and returns None);
     `finish` returns the final verdict for everything fed. For detectors that the spec does not
     declare chunking-dependent, `finish()` equals the batch function on the concatenated deltas.
     """
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None: ...
+    def feed(self, delta: str) -> Finding | None: ...
 
     def finish(self) -> Finding: ...
 
@@ -103,11 +112,19 @@ P = TypeVar("P", bound=BaseModel)
 
 @dataclass(frozen=True, slots=True)
 class DetectorSpec(Generic[P]):
-    """Registry entry: the detector's one name, its params model, batch and incremental forms."""
+    """Registry entry: the detector's one name, its params model, batch and incremental forms.
+
+    Every detector has an incremental form: streamed responses are judged from their deltas alone
+    (no text is kept per stream). `chunking_dependent` declares a published form whose verdict may
+    depend on how the text was split (a growth gate, a bounded tail, a check cadence); for every
+    other detector `finish()` equals `detect` on the concatenated deltas (tests/detectors/
+    test_registry_contract.py holds every entry to this).
+    """
 
     name: str
     kind: FindingKind
     params_model: type[P]
     detect: Callable[[DetectorInput, P], Finding]
-    incremental: Callable[[P], IncrementalDetector] | None
+    incremental: Callable[[P], IncrementalDetector]
     summary: str
+    chunking_dependent: bool = False

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ._scripts import NO_SPACE_SCRIPTS
-from .base import Channel, DetectorInput, Finding, snippet
+from .base import DetectorInput, Finding, snippet
 
 __all__ = [
     "NgramRatio",
@@ -167,7 +167,6 @@ def _finding(
     counts: Counter[tuple[Hashable, ...]],
     unit_kind: str,
     params: NgramRatioParams,
-    channel: Channel,
 ) -> Finding:
     details = verdict.to_dict()
     details.update(unit_kind=unit_kind, ngram_size=params.ngram_size)
@@ -180,7 +179,6 @@ def _finding(
         detector="ngram_ratio",
         kind="repetition",
         flagged=verdict.dropped,
-        channel=channel,
         score=verdict.ratio,
         unit=unit,
         details=details,
@@ -197,7 +195,7 @@ def detect_ngram_ratio(inp: DetectorInput, params: NgramRatioParams) -> Finding:
         unit_kind = "words"
     verdict = score_response(units, params)
     counts = Counter(_ngrams(units, params.ngram_size)) if verdict.dropped else Counter()
-    return _finding(verdict, counts, unit_kind, params, "content")
+    return _finding(verdict, counts, unit_kind, params)
 
 
 class NgramRatio:
@@ -222,11 +220,9 @@ class NgramRatio:
         self._words = 0
         self._total = 0
         self._fired = False
-        self._channel: Channel = "content"
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+    def feed(self, delta: str) -> Finding | None:
         """Take one delta; return a finding the first time the response so far would be dropped."""
-        self._channel = channel
         if not delta:
             return None
         boundary = _BOUNDARY.search(delta[::-1])
@@ -245,7 +241,7 @@ class NgramRatio:
             verdict = self._verdict()
             if verdict.dropped:
                 self._fired = True
-                return _finding(verdict, self._counts, "words", self._params, channel)
+                return _finding(verdict, self._counts, "words", self._params)
         return None
 
     def finish(self) -> Finding:
@@ -254,9 +250,7 @@ class NgramRatio:
         self._carry = []
         self._count_ready()
         verdict = self._verdict()
-        return _finding(
-            verdict, self._counts if verdict.dropped else Counter(), "words", self._params, self._channel
-        )
+        return _finding(verdict, self._counts if verdict.dropped else Counter(), "words", self._params)
 
     def _count_ready(self) -> None:
         words = text_words("".join(self._ready))

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from .base import Channel, DetectorInput, Finding, snippet
+from .base import DetectorInput, Finding, snippet
 
 __all__ = [
     "TailPeriod",
@@ -191,7 +191,6 @@ def _tail_finding(
     total_bytes: int,
     total_chars: int,
     params: TailPeriodParams,
-    channel: Channel,
     stream: dict[str, int] | None = None,
 ) -> Finding:
     """Report on the end of a text of `total_bytes` bytes and `total_chars` code points.
@@ -207,25 +206,21 @@ def _tail_finding(
     if stream is not None:
         details.update(stream)
     if span is None:
-        return Finding(
-            detector="tail_period", kind="repetition", flagged=False, channel=channel, details=details
-        )
+        return Finding(detector="tail_period", kind="repetition", flagged=False, details=details)
     run = periodic_suffix_length(data, span, params.onset_lookback_bytes)
     region = data[len(data) - run :]
     covered = _code_points(region)
     details["periodic_bytes"] = run
-    if total_chars:
-        details["coverage"] = covered / total_chars
     return Finding(
         detector="tail_period",
         kind="repetition",
         flagged=True,
-        channel=channel,
         score=run / span,
         onset=total_chars - covered,
         period=_code_points(data[len(data) - span :]),
         unit=snippet(region[:span].decode("utf-8", "replace")),
         covered_chars=covered,
+        coverage=covered / total_chars if total_chars else None,
         details=details,
     )
 
@@ -239,7 +234,7 @@ def detect_tail_period(inp: DetectorInput, params: TailPeriodParams) -> Finding:
     else:
         data = text.encode("utf-8", ENCODE_ERRORS)
         total_bytes = len(data)
-    return _tail_finding(data, _span_at_tail(data, params), total_bytes, len(text), params, "content")
+    return _tail_finding(data, _span_at_tail(data, params), total_bytes, len(text), params)
 
 
 def _retained_bytes(params: TailPeriodParams) -> int:
@@ -264,11 +259,9 @@ class TailPeriod:
         self._frames = 0
         self._last_checked = 0
         self._latched: Finding | None = None
-        self._channel: Channel = "content"
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+    def feed(self, delta: str) -> Finding | None:
         """Take one frame's delta; return a finding the first time a check finds a loop."""
-        self._channel = channel
         if self._latched is not None:
             return None
         self._frames += 1
@@ -287,9 +280,7 @@ class TailPeriod:
         if span is None:
             return None
         stream = {"frames_read": self._frames, "bytes_read": self._bytes}
-        self._latched = _tail_finding(
-            self._buf, span, self._bytes, self._chars, self._params, channel, stream
-        )
+        self._latched = _tail_finding(self._buf, span, self._bytes, self._chars, self._params, stream)
         return self._latched
 
     def finish(self) -> Finding:
@@ -297,4 +288,4 @@ class TailPeriod:
         if self._latched is not None:
             return self._latched
         span = _span_at_tail(self._buf, self._params)
-        return _tail_finding(self._buf, span, self._bytes, self._chars, self._params, self._channel)
+        return _tail_finding(self._buf, span, self._bytes, self._chars, self._params)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ._tandem_onset import date_onset
 from ._tandem_scan import TandemCandidate, locate, locate_chain, scan_tandem_repeats
-from .base import Channel, DetectorInput, Finding, snippet
+from .base import DetectorInput, Finding, snippet
 
 __all__ = ["DETECTOR", "TandemRepeat", "TandemRepeatParams", "detect_tandem_repeat"]
 
@@ -276,7 +276,7 @@ def _chained_onset(
     return onset
 
 
-def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
+def _finding(hit: _Hit, window: str, offset: int) -> Finding:
     c = hit.candidate
     unit = snippet(window[hit.onset : hit.onset + hit.period_chars])
     covered = hit.end - hit.onset
@@ -284,7 +284,6 @@ def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
         detector=DETECTOR,
         kind="repetition",
         flagged=True,
-        channel=channel,
         score=round(c.copies, 3),
         onset=offset + hit.onset,
         period=hit.period_chars,
@@ -299,7 +298,6 @@ def _finding(hit: _Hit, window: str, offset: int, channel: Channel) -> Finding:
             "slot_variation": round(c.slot_variation, 3),
             "counter_fraction": round(c.counter_fraction, 3),
             "reaches_end": c.reaches_end,
-            "coverage": 0.0,
         },
     )
 
@@ -308,17 +306,17 @@ def _with_coverage(f: Finding, text_length: int) -> Finding:
     """The coverage needs the final length, which a finding made mid-stream does not know yet."""
     covered = f.covered_chars or 0
     coverage = round(covered / text_length, 4) if text_length else 0.0
-    return replace(f, details={**f.details, "coverage": coverage})
+    return replace(f, coverage=coverage)
 
 
-def _clean(channel: Channel, text_length: int, blocks_analysed: int) -> Finding:
+def _clean(text_length: int, blocks_analysed: int) -> Finding:
     return Finding(
         detector=DETECTOR,
         kind="repetition",
         flagged=False,
-        channel=channel,
         score=0.0,
-        details={"text_length": text_length, "blocks_analysed": blocks_analysed, "coverage": 0.0},
+        coverage=0.0,
+        details={"text_length": text_length, "blocks_analysed": blocks_analysed},
     )
 
 
@@ -342,14 +340,12 @@ class TandemRepeat:
         self._hit: Finding | None = None
         self._final: Finding | None = None
         self._analysed = 0
-        self._channel: Channel = "content"
         self._fences = 0  # code fences starting before absolute offset self._fenced_to
         self._fenced_to = 0
         self._leading_fence: bool | None = None
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+    def feed(self, delta: str) -> Finding | None:
         """Take one delta; return the finding the first time a full block shows a loop."""
-        self._channel = channel
         if not delta:
             return None
         if self._hit is not None:
@@ -377,9 +373,9 @@ class TandemRepeat:
             found = _earliest(window, self._params, text_ends_here=True, fences_before=self._fences_to(start))
             self._analysed += 1
             if found is None:
-                self._final = _clean(self._channel, self._base + len(self._buf), self._analysed)
+                self._final = _clean(self._base + len(self._buf), self._analysed)
                 return self._final
-            hit = _finding(found, window, start, self._channel)
+            hit = _finding(found, window, start)
         self._final = _with_coverage(hit, self._base + len(self._buf) + self._pending_len)
         return self._final
 
@@ -404,7 +400,7 @@ class TandemRepeat:
         self._analysed += 1
         found = _earliest(window, params, text_ends_here=False, fences_before=self._fences_to(start))
         if found is not None:
-            self._hit = _finding(found, window, start, self._channel)
+            self._hit = _finding(found, window, start)
 
     def _fences_to(self, start: int) -> int:
         """Code fences starting before absolute offset `start` (a text may open with a bare fence).

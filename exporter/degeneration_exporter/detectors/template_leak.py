@@ -19,18 +19,17 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from .base import Channel, DetectorInput, Finding
+from .base import DetectorInput, Finding
 
 __all__ = [
     "DEFAULT_FAMILIES",
     "FAMILIES",
-    "GauntletVerdict",
     "LeakScan",
     "TemplateLeak",
     "TemplateLeakParams",
     "TokenScanner",
     "detect_template_leak",
-    "gauntlet_leak_verdict",
+    "scanner_of",
 ]
 
 FamilyName = Literal[
@@ -165,7 +164,6 @@ DEFAULT_FAMILIES: tuple[FamilyName, ...] = (
 )
 
 Token = Annotated[str, Field(min_length=1)]
-GauntletVerdict = Literal["pass", "fail", "untested"]
 
 
 class TemplateLeakParams(BaseModel, frozen=True, extra="forbid"):
@@ -233,11 +231,11 @@ class TokenScanner:
 def _scanner_for(params: TemplateLeakParams) -> TokenScanner:
     """One scanner per configuration: resolving the token list and compiling the alternation cost
     about ten times the scan of a typical reply, so they are not redone per record or stream."""
-    return _scanner_of(params.tokens())
+    return scanner_of(params.tokens())
 
 
 @lru_cache(maxsize=32)
-def _scanner_of(tokens: tuple[str, ...]) -> TokenScanner:
+def scanner_of(tokens: tuple[str, ...]) -> TokenScanner:
     return TokenScanner(tokens)
 
 
@@ -249,18 +247,18 @@ def _leak_finding(scan: LeakScan, details_token: str | None) -> Finding:
         detector="template_leak",
         kind="template_leak",
         flagged=flagged,
-        channel="content",
         score=float(sum(counts.values())),
         onset=scan.onset,
         unit=details_token,
         covered_chars=sum(len(tok) * n for tok, n in counts.items()) if flagged else None,
         evidence=f'template token "{details_token}" in content' if flagged else None,
-        details={"counts": counts, "token": details_token},
+        leaks=counts,
+        details={"token": details_token},
     )
 
 
 class TemplateLeak:
-    """Incremental form over `(delta, channel)`: reasoning deltas are ignored, content keeps a carry.
+    """Incremental form over content deltas (the classifier never feeds it reasoning), with a carry.
 
     `feed` returns the published live report once (the first listed token present in carry + delta,
     then it latches); counting goes on for `finish`, which equals the batch scan of all content.
@@ -275,9 +273,9 @@ class TemplateLeak:
         self._onset: int | None = None
         self._fired = False
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
-        """One delta; a Finding the first time a token shows in content, then None (latch)."""
-        if channel != "content" or not delta:
+    def feed(self, delta: str) -> Finding | None:
+        """One content delta; a Finding the first time a token shows, then None (latch)."""
+        if not delta:
             return None
         scanner = self._scanner
         buffer = self._carry + delta
@@ -322,17 +320,3 @@ def detect_template_leak(inp: DetectorInput, params: TemplateLeakParams) -> Find
     """Batch form: the content channel only."""
     scan = _scanner_for(params).scan(inp.text)
     return _leak_finding(scan, scan.token)
-
-
-def gauntlet_leak_verdict(
-    content: str, reasoning: str, tokens: tuple[str, ...] = FAMILIES["osaurus_gauntlet"]
-) -> tuple[GauntletVerdict, Channel | None, str | None]:
-    """osaurus' gauntlet leak probe, per chat (§4.4): content before reasoning, first listed token fails."""
-    if not content and not reasoning:
-        return "untested", None, None
-    scanner = _scanner_of(tokens)
-    for channel, text in (("content", content), ("reasoning", reasoning)):
-        token = scanner.first_present(text)
-        if token is not None:
-            return "fail", channel, token  # type: ignore[return-value]
-    return "pass", None, None

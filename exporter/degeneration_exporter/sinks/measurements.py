@@ -237,7 +237,6 @@ def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
             "checkpoint_errors_total": stats.checkpoint_errors,
             "queue_depth": stats.queue_depth,
             "source_read_errors_total": stats.read_errors,
-            "stream_chars_truncated_total": stats.stream_chars_truncated,
         }
     out = [Measurement(_spec(metric), (name,), float(value)) for metric, value in plain.items()]
     reasons = dict.fromkeys(_REJECT_REASONS, 0) | rejected

@@ -57,7 +57,6 @@ class SourceStats:
     checkpoint_errors: int = 0
     queue_depth: int = 0
     read_errors: int = 0
-    stream_chars_truncated: int = 0  # set by the pipeline: streamed text beyond max_stream_chars
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 

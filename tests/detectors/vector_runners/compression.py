@@ -15,17 +15,19 @@ from typing import Any
 
 import pytest
 from degeneration_exporter.detectors.base import DetectorInput
-from degeneration_exporter.detectors.compression import (
+from degeneration_exporter.detectors.compression.detector import (
     Compression,
     CompressionParams,
     RatioFn,
     RepetitionReport,
     detect_compression,
+    window_bounds,
+)
+from degeneration_exporter.detectors.compression.upstream import (
     has_repetition,
     legacy_tail_scan,
     repetition_frac,
     scan_repetition,
-    window_bounds,
 )
 
 from tests.detectors.vector_runners.common import check_known, deltas_of, evaluate, input_field, text_of

@@ -12,15 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from degeneration_exporter.detectors.base import DetectorInput, Finding
-from degeneration_exporter.detectors.char_run import PROFILES as RUN_PROFILES
-from degeneration_exporter.detectors.char_run import CharRun, CharRunParams
-from degeneration_exporter.detectors.stream_ngram import PROFILES as NGRAM_PROFILES
-from degeneration_exporter.detectors.stream_ngram import (
+from degeneration_exporter.detectors.osaurus.char_run import PROFILES as RUN_PROFILES
+from degeneration_exporter.detectors.osaurus.char_run import CharRun, CharRunParams
+from degeneration_exporter.detectors.osaurus.stream_ngram import PROFILES as NGRAM_PROFILES
+from degeneration_exporter.detectors.osaurus.stream_ngram import (
     StreamNgram,
     StreamNgramParams,
-    canary_verdict,
     detect_stream_ngram,
 )
+from degeneration_exporter.detectors.osaurus.upstream import canary_verdict
 from degeneration_exporter.detectors.template_leak import TemplateLeak, TemplateLeakParams
 
 from tests.detectors.osaurus_reference import ReferenceOsaurus
@@ -78,7 +78,9 @@ FINDING_KEYS = frozenset(
 STREAM_KEYS = FINDING_KEYS | {"later_triggers", "trigger_delta_index", "max_tail_chars", "max_tail_chars_le"}
 GAUNTLET_KEYS = FINDING_KEYS | {"later_triggers"}
 CANARY_KEYS = frozenset({"canary_verdict"})
-MAPPER_KEYS = frozenset({"error", "forwarded_count", "leak", "trigger_delta_index", "later_triggers"})
+MAPPER_KEYS = frozenset(
+    {"error", "evidence", "forwarded_count", "leak", "trigger_delta_index", "later_triggers"}
+)
 # The numbers a profile spells out in params (§4.2 table), plus how the input is delivered.
 PROFILE_PARAM_KEYS = frozenset(
     {
@@ -112,13 +114,16 @@ def _check_expected(finding: Finding, expected: dict[str, Any], text: str) -> No
         if key in expected:
             assert details.get(key) == expected[key], (key, details.get(key), expected[key])
     assert finding.onset is not None and finding.covered_chars is not None
-    assert 0.0 < details["coverage"] <= 1.0
-    if finding.channel == "content":
-        if details["rule"] == "ngram":
-            assert text[finding.onset :].startswith(details["fragment"].split(" ")[0])
-        else:
-            length = details["run_length"]
-            assert text[finding.onset : finding.onset + length] == details["char"] * length
+    assert finding.coverage is not None and 0.0 < finding.coverage <= 1.0
+    if details["rule"] == "ngram":
+        # `fragment` is the whole repeated n-gram; the evidence cuts it to 80 characters (§4.2)
+        fragment = details["fragment"]
+        assert text[finding.onset :].startswith(fragment)
+        cut = fragment if len(fragment) <= 80 else fragment[:80] + "…"
+        assert finding.evidence is not None and f'"{cut}"' in finding.evidence
+    else:
+        length = details["run_length"]
+        assert text[finding.onset : finding.onset + length] == details["char"] * length
 
 
 def _check_params(raw: dict[str, Any], allowed: frozenset[str]) -> None:
@@ -193,12 +198,12 @@ def run_detector_vector(vector: dict[str, Any]) -> None:
 def _check_standalone_rule(profile: str, deltas: list[str], triggers: list[tuple[int, Finding]]) -> None:
     """The rule that fired, run alone, fires at the same delta with the same evidence."""
     if not triggers or triggers[0][1].details["rule"] == "ngram":
-        alone: StreamNgram | CharRun = StreamNgram(StreamNgramParams(profile=profile))  # type: ignore[arg-type]
+        alone: StreamNgram | CharRun = StreamNgram(StreamNgramParams(profile=profile))
         if triggers:
             fired = [(i, f.evidence) for i, d in enumerate(deltas) if (f := alone.feed(d)) is not None]
             assert fired == [(triggers[0][0], triggers[0][1].evidence)]
         return
-    alone = CharRun(CharRunParams(profile=profile))  # type: ignore[arg-type]
+    alone = CharRun(CharRunParams(profile=profile))
     fired = [(i, f.evidence) for i, d in enumerate(deltas) if (f := alone.feed(d)) is not None]
     assert fired == [(triggers[0][0], triggers[0][1].evidence)]
 
@@ -232,10 +237,11 @@ def run_mapper_vector(vector: dict[str, Any]) -> None:
     profile = _profile(raw)
     _check_profile_numbers(profile, raw)
     degeneration = (
-        StreamNgram(StreamNgramParams(profile=profile, char_runs=True))  # type: ignore[arg-type]
+        StreamNgram(StreamNgramParams(profile=profile, char_runs=True))
         if raw.get("degeneration_detection", True)
         else None
     )
+    # The live leak guardrail is always the 7-token stream list, whatever `profile` says (§4.1, §6).
     leaks = (
         TemplateLeak(TemplateLeakParams(families=("osaurus_stream",)))
         if raw.get("template_leak_detection", True)
@@ -246,11 +252,11 @@ def run_mapper_vector(vector: dict[str, Any]) -> None:
     leak_token: str | None = None
     for channel, delta in pairs:
         if degeneration is not None:
-            error = degeneration.feed(delta, channel)  # type: ignore[arg-type]
+            error = degeneration.feed(delta)  # one instance observes both channels in arrival order
             if error is not None:
                 break  # the triggering delta is not yielded; the stream ends with the error
-        if leaks is not None:
-            hit = leaks.feed(delta, channel)  # type: ignore[arg-type]
+        if leaks is not None and channel == "content":  # the leak guardrail observes content only
+            hit = leaks.feed(delta)
             if hit is not None and leak_token is None:
                 leak_token = hit.details["token"]
         forwarded.append((channel, delta))
@@ -263,6 +269,8 @@ def run_mapper_vector(vector: dict[str, Any]) -> None:
         assert error is not None and len(forwarded) == expected["trigger_delta_index"]
     if "later_triggers" in expected:
         assert expected["later_triggers"] == 0  # the stream ends at the first trigger
+    if "evidence" in expected:
+        assert (error.evidence if error is not None else None) == expected["evidence"], error
     if "error" in expected:
         if expected["error"] is None:
             assert error is None, error

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from degeneration_exporter.detectors.base import DetectorInput, Finding
+from degeneration_exporter.detectors.osaurus.upstream import gauntlet_leak_verdict
 from degeneration_exporter.detectors.template_leak import (
     TemplateLeak,
     TemplateLeakParams,
     TokenScanner,
     detect_template_leak,
-    gauntlet_leak_verdict,
 )
 
 from tests.detectors.vector_runners.common import check_known, deltas_of, input_field, text_of
@@ -35,7 +35,7 @@ def run(vector: dict[str, Any]) -> None:
     assert profile in FAMILY_OF, f"unknown leak profile {profile!r}"
     assert set(raw) <= PARAM_KEYS, f"unknown params {sorted(set(raw) - PARAM_KEYS)}"
     expected = check_known(vector, KNOWN_KEYS[profile])
-    params = TemplateLeakParams(families=(FAMILY_OF[profile],))  # type: ignore[arg-type]
+    params = TemplateLeakParams(families=(FAMILY_OF[profile],))
     tokens = params.tokens()
     if "tokens" in raw:
         assert list(tokens) == raw["tokens"]
@@ -79,7 +79,9 @@ def _run_stream(
     detector = TemplateLeak(params)
     triggers: list[tuple[int, Finding]] = []
     for index, (channel, delta) in enumerate(pairs):
-        found = detector.feed(delta, channel)  # type: ignore[arg-type]
+        if channel != "content":
+            continue  # the live guardrail is wired to content deltas only (§4.1)
+        found = detector.feed(delta)
         if found is not None:
             triggers.append((index, found))
     assert len(triggers) <= 1, "the detector must latch"
@@ -97,4 +99,4 @@ def _run_stream(
     batch = detect_template_leak(DetectorInput(text=joined), params)
     assert detector.finish() == batch
     assert batch.flagged == bool(triggers)
-    assert batch.details["counts"] == {tok: joined.count(tok) for tok in tokens if tok in joined}
+    assert batch.leaks == {tok: joined.count(tok) for tok in tokens if tok in joined}

@@ -92,15 +92,6 @@ def _tailing_row(dash: Dashboard) -> Dashboard:
             [query(f"sum by (source) ({SCOPE.select('degeneration_files_watched')})", _LEGEND)],
         )
     )
-    dash = dash.with_panel(
-        timeseries_panel(
-            "Stream characters not kept",
-            "Characters per second of streamed responses fed to the detectors but not kept beyond "
-            "sources[].max_stream_chars (bounds memory; verdicts unchanged).",
-            "short",
-            [query(_rate_by_source("degeneration_stream_chars_truncated_total"), _LEGEND)],
-        )
-    )
     return dash.with_panel(
         timeseries_panel(
             "Rotations, truncations and read errors",

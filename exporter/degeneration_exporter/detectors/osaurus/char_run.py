@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ._osaurus import OsaurusStream
+from ..base import DetectorInput, Finding
+from ._combined import OsaurusStream
 from ._run_tracker import RunProfile
-from .base import DetectorInput, Finding
 
 __all__ = ["PROFILES", "CharRun", "CharRunParams", "RunProfile", "detect_char_run"]
 

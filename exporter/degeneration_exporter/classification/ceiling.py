@@ -1,10 +1,11 @@
 """Ceiling hits: the reply stopped because it ran into `max_tokens`.
 
-Why its own detector: a ceiling hit is a fact the server reports (`finish_reason: length`, slime/Relax
-`status: truncated`, which formats map to `FinishReason.LENGTH`), or one we can derive when both the
-output token count and the limit are known. It stays separate from a repetition cut: vLLM's own
-repetition stop reports `finish_reason: repetition`, which is not a ceiling hit (utopia's reviewer
-asked for exactly this separation).
+Why its own module: a ceiling hit is a classification rule over the record, not a text detector. It
+is a fact the server reports (`finish_reason: length`, slime/Relax `status: truncated`, which formats
+map to `FinishReason.LENGTH`), or one we can derive when both the output token count and the limit
+are known. It stays separate from a repetition cut: vLLM's own repetition stop reports
+`finish_reason: repetition`, which is not a ceiling hit (utopia's reviewer asked for exactly this
+separation).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Relax's window scan (detectors.md §1.2): window geometry, the zlib ratio, the scan loop, its report.
 
 Why its own module: Relax's batch scan, slime's legacy check and the incremental `Compression` all
-drive this one loop, while `compression.py` holds the parameters, Relax's public API and the detector
-forms. Bytes: windows are encoded as UTF-8 with `surrogatepass`, so a lone surrogate (which strict
-UTF-8 refuses) becomes its 3-byte form instead of an exception; every other string encodes exactly as
-upstream does, and offsets stay in code points.
+drive this one loop, while `detector.py` holds the parameters and the detector forms. Bytes: windows
+are encoded as UTF-8 with `surrogatepass`, so a lone surrogate (which strict UTF-8 refuses) becomes
+its 3-byte form instead of an exception; every other string encodes exactly as upstream does, and
+offsets stay in code points.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .base import snippet
+from ..base import snippet
 
 __all__ = [
     "DEFAULT_STRIDE",

@@ -9,16 +9,16 @@ when the text is strictly longer than one window. Known gap: a run shorter than 
 window + stride characters can be diluted below the threshold (§1.4, §5.2).
 
 The window scan itself (geometry, zlib ratio, loop, report) is `_window_scan.py`; this module holds
-the parameters, Relax's public API and the detector's batch and incremental forms.
+the parameters and the detector's batch and incremental forms; Relax's own API is `upstream.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from ..base import DetectorInput, Finding
 from ._window_scan import (
     DEFAULT_STRIDE,
     DEFAULT_THRESHOLD,
@@ -32,7 +32,6 @@ from ._window_scan import (
     scan_windows,
     window_bounds,
 )
-from .base import Channel, DetectorInput, Finding
 
 __all__ = [
     "DEFAULT_STRIDE",
@@ -43,55 +42,25 @@ __all__ = [
     "HitWindow",
     "RatioFn",
     "RepetitionReport",
+    "bounds_for",
     "check_scan_params",
     "compression_ratio",
     "detect_compression",
-    "has_repetition",
-    "legacy_tail_scan",
-    "repetition_frac",
-    "scan_repetition",
+    "legacy_bounds",
     "window_bounds",
 ]
 
 
-def _legacy_bounds(text_length: int, window_size: int) -> list[tuple[int, int]]:
+def legacy_bounds(text_length: int, window_size: int) -> list[tuple[int, int]]:
     """slime's single suffix window, only when the text is strictly longer than one window (§1.1)."""
     return [(text_length - window_size, text_length)] if text_length > window_size else []
 
 
-def _bounds(text_length: int, params: CompressionParams) -> list[tuple[int, int]]:
+def bounds_for(text_length: int, params: CompressionParams) -> list[tuple[int, int]]:
     """The windows a mode scans: Relax's window set, or slime's single suffix window."""
     if params.mode == "legacy_tail":
-        return _legacy_bounds(text_length, params.window_size)
+        return legacy_bounds(text_length, params.window_size)
     return window_bounds(text_length, params.window_size, params.stride)
-
-
-def scan_repetition(
-    text: str,
-    *,
-    window_size: int = DEFAULT_WINDOW_SIZE,
-    stride: int = DEFAULT_STRIDE,
-    threshold: float = DEFAULT_THRESHOLD,
-    stop_at_first_hit: bool = False,
-    ratio_fn: RatioFn | None = None,
-) -> RepetitionReport:
-    """Relax's whole-response window scan (§1.2); `ratio_fn` replaces the zlib ratio (tests only)."""
-    check_scan_params(window_size, stride, threshold)
-    bounds = window_bounds(len(text), window_size, stride)
-    return scan_windows(text, bounds, threshold, stop_at_first_hit, ratio_fn).report(len(text))
-
-
-def legacy_tail_scan(
-    text: str,
-    *,
-    window_size: int = DEFAULT_WINDOW_SIZE,
-    threshold: float = DEFAULT_THRESHOLD,
-    ratio_fn: RatioFn | None = None,
-) -> RepetitionReport:
-    """slime's original check (§1.1): only the last window, only when the text is strictly longer."""
-    check_scan_params(window_size, 1, threshold)
-    bounds = _legacy_bounds(len(text), window_size)
-    return scan_windows(text, bounds, threshold, False, ratio_fn).report(len(text))
 
 
 class CompressionParams(BaseModel, frozen=True, extra="forbid"):
@@ -135,42 +104,27 @@ def _stops_early(params: CompressionParams) -> bool:
 
 
 def _scan_for(text: str, params: CompressionParams, ratio_fn: RatioFn | None = None) -> WindowScan:
-    return scan_windows(text, _bounds(len(text), params), params.threshold, _stops_early(params), ratio_fn)
+    return scan_windows(text, bounds_for(len(text), params), params.threshold, _stops_early(params), ratio_fn)
 
 
-def has_repetition(text: str, params: CompressionParams | None = None) -> bool:
-    """Relax's boolean API: the scan with early exit (§1.2 step 7), whatever `stop_at_first_hit` says."""
-    params = params or _DEFAULT_PARAMS
-    return bool(scan_windows(text, _bounds(len(text), params), params.threshold, True, None).hits)
-
-
-def repetition_frac(texts: Iterable[str], params: CompressionParams | None = None) -> float:
-    """`rollout/repetition_frac`: the mean of `has_repetition` over a batch; 0.0 for an empty batch (§1.3)."""
-    flags = [has_repetition(t, params) for t in texts]
-    return sum(flags) / len(flags) if flags else 0.0
-
-
-def _finding(scan: WindowScan, text_length: int, channel: Channel) -> Finding:
+def _finding(scan: WindowScan, text_length: int) -> Finding:
     report = scan.report(text_length)
-    details = report.to_dict()
-    if text_length:
-        details["coverage"] = report.covered_chars / text_length
     return Finding(
         detector="compression",
         kind="repetition",
         flagged=report.has_repetition,
-        channel=channel,
         score=report.max_compression_ratio,
         onset=report.hit_windows[0].start if report.hit_windows else None,
         covered_chars=report.covered_chars,
         evidence=scan.evidence,
-        details=details,
+        coverage=report.covered_chars / text_length if text_length else None,
+        details=report.to_dict(),
     )
 
 
 def detect_compression(inp: DetectorInput, params: CompressionParams) -> Finding:
     """Batch form over `inp.text`: onset is the first hit window's start, score the maximum ratio."""
-    return _finding(_scan_for(inp.text, params), len(inp.text), "content")
+    return _finding(_scan_for(inp.text, params), len(inp.text))
 
 
 class Compression:
@@ -194,12 +148,10 @@ class Compression:
         self._due = self._params.window_size  # the length at which `feed` has work to do
         self._stopped = False
         self._fired = False
-        self._channel: Channel = "content"
         self._final: Finding | None = None
 
-    def feed(self, delta: str, channel: Channel = "content") -> Finding | None:
+    def feed(self, delta: str) -> Finding | None:
         """Take one delta; return a finding the first time a window hits, then None (latch)."""
-        self._channel = channel
         if not delta or self._final is not None:
             return None
         self._length += len(delta)
@@ -208,16 +160,16 @@ class Compression:
         self._pending.append(delta)
         if self._length < self._due:
             return None
-        return self._catch_up(channel)
+        return self._catch_up()
 
     def finish(self) -> Finding:
         """The verdict for everything fed: the batch finding on the concatenated deltas."""
         if self._final is None:
             self._scan_last_window()
-            self._final = _finding(self._windows, self._length, self._channel)
+            self._final = _finding(self._windows, self._length)
         return self._final
 
-    def _catch_up(self, channel: Channel) -> Finding | None:
+    def _catch_up(self) -> Finding | None:
         """Scan the full windows the text now completes, or just compact the buffer."""
         window = self._params.window_size
         relax = self._params.mode == "relax"
@@ -229,7 +181,7 @@ class Compression:
         self._due = min(self._next_start + window, compact_at) if relax else compact_at
         if self._windows.hits and not self._fired:
             self._fired = True
-            return _finding(self._windows, self._length, channel)
+            return _finding(self._windows, self._length)
         return None
 
     def _take_pending(self) -> None:

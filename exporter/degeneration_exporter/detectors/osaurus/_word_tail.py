@@ -102,11 +102,6 @@ class WordTail:
         """Code points the published tail holds now (what osaurus keeps between calls)."""
         return self._end - self._tail_start
 
-    @property
-    def tail_start(self) -> int:
-        """Absolute offset where the held tail begins."""
-        return self._tail_start
-
     def push(self, delta: str) -> NgramLoop | None:
         """Append one delta and apply the rule; trim only when nothing fired (osaurus order)."""
         if not delta:

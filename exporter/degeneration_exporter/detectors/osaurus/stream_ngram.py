@@ -6,7 +6,7 @@ back inside a 4096-character tail: R = 12 in the hardened PR state (so "repeat t
 through), 8 in the initial revision, and sizes 2..12 with R = 8 over the whole text in the CLI
 gauntlet. `char_runs: true` puts the run rule of the same profile first, with one latch: that is the
 published `StreamDegenerationDetector` (stream profiles) and gauntlet `DegenerationDetector`.
-The combined class is `_osaurus.py`; the tail is kept incrementally (`_word_tail.py`): same verdicts,
+The combined class is `_combined.py`; the tail is kept incrementally (`_word_tail.py`): same verdicts,
 evidence and trigger delta as the published re-split-everything loop, at a per-delta cost that does
 not grow with the tail.
 Known gaps (§5.2): CJK loops without spaces are one "word"; units over 12 words, and long-word loops
@@ -20,25 +20,20 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from ._osaurus import OsaurusStream
+from ..base import DetectorInput, Finding
+from ._combined import OsaurusStream
 from ._word_tail import WordTail
-from .base import DetectorInput, Finding
 from .char_run import PROFILES as RUN_PROFILES
 
 __all__ = [
-    "CANARY_MIN_TRANSCRIPT_CHARS",
     "PROFILES",
-    "CanaryVerdict",
     "NgramProfile",
     "StreamNgram",
     "StreamNgramParams",
-    "canary_verdict",
     "detect_stream_ngram",
 ]
 
 ProfileName = Literal["stream_hardened", "stream_v1", "gauntlet"]
-CanaryVerdict = Literal["pass", "fail", "untested"]
-CANARY_MIN_TRANSCRIPT_CHARS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +100,3 @@ class StreamNgram(OsaurusStream):
 def detect_stream_ngram(inp: DetectorInput, params: StreamNgramParams) -> Finding:
     """Batch form: the content text as one delta (osaurus scans one large delta whole)."""
     return StreamNgram(params).scan(inp)
-
-
-_GAUNTLET = StreamNgramParams(profile="gauntlet", char_runs=True)
-"""The CLI gauntlet's combined detector (runs, then n-grams), validated once."""
-
-
-def canary_verdict(
-    content: str, reasoning: str = "", min_transcript_chars: int = CANARY_MIN_TRANSCRIPT_CHARS
-) -> CanaryVerdict:
-    """The gauntlet's degeneration-canary verdict (§4.3): a hit fails at any length, short is untested."""
-    transcript = f"{reasoning}\n{content}" if reasoning else content
-    if detect_stream_ngram(DetectorInput(text=transcript), _GAUNTLET).flagged:
-        return "fail"
-    return "untested" if len(transcript) < min_transcript_chars else "pass"

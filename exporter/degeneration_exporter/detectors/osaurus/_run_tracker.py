@@ -54,11 +54,6 @@ class RunTracker:
         self._run_start = 0
         self._end = 0
 
-    @property
-    def run_start(self) -> int:
-        """Absolute offset where the current run began (what a later finding could point at)."""
-        return self._run_start if self._length else self._end
-
     def _threshold(self, char: str) -> int:
         profile = self._profile
         return profile.alnum_threshold if is_letter_or_number(char) else profile.other_threshold
