@@ -74,6 +74,12 @@ class Classification:
     run: str | None = None
     step: int | None = None
     identity: Mapping[str, object] = field(default_factory=dict)
+    path: str | None = None
+    line: int | None = None
+    # References to the record's channels (no copy), for the samples store and the HTML report only:
+    # never written by to_dict(), never a label (responses may hold user data).
+    text: str = ""
+    reasoning: str = ""
 
     @property
     def kinds(self) -> list[str]:
