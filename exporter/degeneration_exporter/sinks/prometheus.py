@@ -201,7 +201,7 @@ class PrometheusSink:
             record = self._record.get(key)
             if record is None:
                 record = self._record[key] = self._recorder(m)
-            record(m.value, exemplar if m.metric.name in EXEMPLAR_METRICS else None)
+            record(m.value, exemplar if m.value and m.metric.name in EXEMPLAR_METRICS else None)
 
     def _expire_models(self) -> None:
         """Remove every series of model names idle past `limits.model_name_ttl`."""

@@ -21,7 +21,15 @@ from typing import Any
 
 from ..classification.result import Classification, LoopSpan
 
-__all__ = ["LeakMark", "SampleFilter", "SampleStore", "StoredSample", "sample_id"]
+__all__ = [
+    "LeakMark",
+    "SampleFilter",
+    "SampleStore",
+    "StoredSample",
+    "leak_marks",
+    "sample_id",
+    "stored_sample",
+]
 
 _MAX_LEAK_MARKS = 200
 """Leak occurrences located per sample (the counts stay exact; the page marks at most this many)."""
@@ -155,6 +163,39 @@ def leak_marks(text: str, tokens: Iterable[str], limit: int = _MAX_LEAK_MARKS) -
     return tuple(kept)
 
 
+def stored_sample(source: str, result: Classification, now: float, text_chars: int | None) -> StoredSample:
+    """What is kept of a flagged `result`: text (capped to `text_chars` per channel) only when given a cap.
+
+    Shared by the daemon's store and the HTML report, so both show the same evidence.
+    """
+    identity = _identity(result.identity)
+    return StoredSample(
+        id=sample_id(source, result),
+        source=source,
+        time=now,
+        kinds=tuple(result.kinds),
+        finish_reason=result.finish_reason.value,
+        model=result.model,
+        run=result.run,
+        step=result.step,
+        path=result.path,
+        line=result.line,
+        record_id=_first(identity, _RECORD_ID_KEYS),
+        request_id=_first(identity, _REQUEST_ID_KEYS),
+        identity=identity,
+        text_chars=result.text_chars,
+        reasoning_chars=result.reasoning_chars,
+        output_tokens=result.output_tokens,
+        max_tokens=result.max_tokens,
+        repetition_score=result.repetition_score,
+        loop=result.loop,
+        leaks=dict(result.leaks),
+        leak_marks=leak_marks(result.text, result.leaks) if result.leaks else (),
+        text=result.text[:text_chars] if text_chars is not None else None,
+        reasoning=result.reasoning[:text_chars] if text_chars is not None else None,
+    )
+
+
 def _identity(identity: Mapping[str, object]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in list(identity.items())[:_MAX_IDENTITY_KEYS]:
@@ -245,35 +286,8 @@ class SampleStore:
                 self._push((source, kind), sample.id)
 
     def build(self, source: str, result: Classification) -> StoredSample:
-        """The stored form of `result` (also used by the HTML report, which keeps its own list)."""
-        identity = _identity(result.identity)
-        keep = self.retain_text
-        cap = self.text_chars
-        return StoredSample(
-            id=sample_id(source, result),
-            source=source,
-            time=self._clock(),
-            kinds=tuple(result.kinds),
-            finish_reason=result.finish_reason.value,
-            model=result.model,
-            run=result.run,
-            step=result.step,
-            path=result.path,
-            line=result.line,
-            record_id=_first(identity, _RECORD_ID_KEYS),
-            request_id=_first(identity, _REQUEST_ID_KEYS),
-            identity=identity,
-            text_chars=result.text_chars,
-            reasoning_chars=result.reasoning_chars,
-            output_tokens=result.output_tokens,
-            max_tokens=result.max_tokens,
-            repetition_score=result.repetition_score,
-            loop=result.loop,
-            leaks=dict(result.leaks),
-            leak_marks=leak_marks(result.text, result.leaks) if result.leaks else (),
-            text=result.text[:cap] if keep else None,
-            reasoning=result.reasoning[:cap] if keep else None,
-        )
+        """The stored form of `result`, stamped now, with text as configured."""
+        return stored_sample(source, result, self._clock(), self.text_chars if self.retain_text else None)
 
     def _push(self, key: tuple[str, str], sid: str) -> None:
         queue = self._slots.by_key.get(key)
