@@ -54,6 +54,7 @@ def test_scan_writes_one_self_contained_page(tmp_path: Path) -> None:
     _no_fetches(html)
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
     assert "Repetition fraction per file" in html and "Loop onset" in html and "Budget burnt" in html
+    assert "Repetition fraction per rollout step" in html and html.count("<svg") >= 4
     assert html.count("<svg") >= 3
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;/textarea&gt;" in html
     assert "Flagged samples (" in html and "class='after copy-first'" in html and "class='lead leak'" in html

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..classification.classify import Classifier, ClassifierConfig
-from ..classification.result import Classification
+from ..classification.result import Classification, FlagKind
 from ..classification.streams import StreamAssembler
 from ..detectors import DETECTORS
 from ..errors import ConfigError, LineTooLong, RecordError
@@ -197,13 +197,25 @@ def scan_file(
 
 @dataclass(slots=True)
 class _HtmlTee(JsonReport):
-    """Counts as the JSON report does and hands every sample to the HTML writer."""
+    """Counts as the JSON report does (plus per-step counts) and hands every sample to the HTML writer."""
 
     writer: Any = None
+    steps: dict[tuple[str | None, int], list[int]] = field(default_factory=dict)
 
     def emit(self, file: FileReport, result: Classification) -> None:
         JsonReport.emit(self, file, result)
         self.writer.add_sample(result)
+        if result.step is not None:
+            counts = self.steps.setdefault((result.run, result.step), [0, 0, 0])
+            counts[0] += 1
+            counts[1] += bool(result.flags)
+            counts[2] += FlagKind.REPETITION in result.flags
+
+    def step_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"run": run, "step": step, "num_samples": n, "num_flagged": f, "repetition_frac": r / n}
+            for (run, step), (n, f, r) in sorted(self.steps.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+        ]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -227,6 +239,7 @@ def main(args: argparse.Namespace) -> int:
     if isinstance(report, _HtmlTee):
         summary = report.to_dict()
         summary["files"] = [{k: v for k, v in f.items() if k != "samples"} for f in summary["files"]]
+        summary["steps"] = report.step_rows()
         report.writer.finish(summary)
         return 0
     if fmt == "json":

@@ -192,13 +192,9 @@ def _facts(sample: StoredSample) -> list[tuple[str, str]]:
         )
     )
     if sample.output_tokens is not None or sample.max_tokens is not None:
-        hit = " — hit the ceiling" if "ceiling" in sample.kinds else ""
-        rows.append(
-            (
-                "output / max tokens",
-                f"{esc(sample.output_tokens or '—')} / {esc(sample.max_tokens or '—')}{hit}",
-            )
-        )
+        hit = " · hit the ceiling" if "ceiling" in sample.kinds else ""
+        tokens = f"{esc(sample.output_tokens or '—')} / {esc(sample.max_tokens or '—')}{hit}"
+        rows.append(("output / max tokens", tokens))
     loop = sample.loop
     if loop is not None:
         share = 1.0 - loop.onset_fraction
