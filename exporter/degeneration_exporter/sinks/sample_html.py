@@ -59,6 +59,9 @@ STYLE = (
     ".bar{display:flex;height:14px;border:1px solid #999;max-width:40em}.bar .b-lead{background:#cfe3f7}"
     ".bar .b-after{background:#f0a830}.muted{color:#666}.warn{background:#fff3cd;border:1px solid #e0c36a;"
     "padding:.5em}.legend span{margin-right:1em;padding:0 4px}"
+    "table.samples td{white-space:nowrap}"
+    "table.samples td.unit{white-space:normal;min-width:9em;max-width:18em;font-size:85%}"
+    "table.samples td.kinds{white-space:normal;max-width:16em}"
 )
 
 
@@ -176,10 +179,8 @@ def _facts(sample: StoredSample) -> list[tuple[str, str]]:
         ("time", esc(format_time(sample.time))),
         ("model", esc(sample.model or "—")),
     ]
-    if sample.run is not None:
-        rows.append(
-            ("run / step", f"{esc(sample.run)} / {esc(sample.step if sample.step is not None else '—')}")
-        )
+    if sample.run is not None or sample.step is not None:
+        rows.append(("run / step", esc(_run_step(sample))))
     if sample.where:
         rows.append(("where", f"<code>{esc(sample.where)}</code>"))
     rows.extend((esc(k), f"<code>{esc(v)}</code>") for k, v in sample.identity.items())
@@ -254,6 +255,16 @@ def render_sample(sample: StoredSample) -> list[str]:
     return parts
 
 
+def _short_time(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%m-%d %H:%M:%S")
+
+
+def _run_step(sample: StoredSample) -> str:
+    if sample.run is None and sample.step is None:
+        return "—"
+    return f"{sample.run or '—'} / {sample.step if sample.step is not None else '—'}"
+
+
 def sample_row(sample: StoredSample, href: str | None) -> str:
     """One table row of a sample list: link, time, source, model, run/step, where, kinds, loop."""
     loop = sample.loop
@@ -261,15 +272,17 @@ def sample_row(sample: StoredSample, href: str | None) -> str:
     after = f"{1 - loop.onset_fraction:.0%}" if loop else "—"
     unit = f"<code>{esc(loop.unit)}</code>" if loop and loop.unit else "—"
     link = f"<a href='{esc(href)}'>{esc(sample.id)}</a>" if href else f"<code>{esc(sample.id)}</code>"
-    run = esc(sample.run) + (f" / {sample.step}" if sample.step is not None else "") if sample.run else "—"
+    run = esc(_run_step(sample))
     return (
-        f"<tr><td>{link}</td><td>{esc(format_time(sample.time))}</td><td>{esc(sample.source)}</td>"
+        f"<tr><td>{link}</td><td title='{esc(format_time(sample.time))}'>{esc(_short_time(sample.time))}</td>"
+        f"<td>{esc(sample.source)}</td>"
         f"<td>{esc(sample.model or '—')}</td><td>{run}</td><td><code>{esc(sample.where or '—')}</code></td>"
-        f"<td>{kind_badges(sample.kinds)}</td><td>{onset}</td><td>{after}</td><td>{unit}</td></tr>"
+        f"<td class='kinds'>{kind_badges(sample.kinds)}</td><td>{onset}</td><td>{after}</td>"
+        f"<td class='unit'>{unit}</td></tr>"
     )
 
 
 SAMPLE_TABLE_HEAD = (
-    "<table class='samples'><tr><th>id</th><th>time</th><th>source</th><th>model</th><th>run / step</th>"
-    "<th>where</th><th>kinds</th><th>onset</th><th>after onset</th><th>unit</th></tr>"
+    "<table class='samples'><tr><th>id</th><th>time (UTC)</th><th>source</th><th>model</th>"
+    "<th>run / step</th><th>where</th><th>kinds</th><th>onset</th><th>after onset</th><th>unit</th></tr>"
 )
