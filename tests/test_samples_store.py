@@ -12,6 +12,7 @@ from degeneration_exporter.record import FinishReason, Record
 from degeneration_exporter.sinks.prometheus import PrometheusSink, PrometheusSinkConfig
 from degeneration_exporter.sinks.sample_html import MAX_MARKED_COPIES, render_sample, segments
 from degeneration_exporter.sinks.samples import SampleFilter, SampleStore, leak_marks, sample_id
+from degeneration_exporter.web import LandingView, render_landing
 
 from tests.log_lines import CLEAN, LEAK, LOOP
 
@@ -130,3 +131,14 @@ def test_flagged_counters_and_onset_histogram_carry_the_sample_id_as_exemplar() 
     assert b"sample_id" not in classic and b"# EOF" not in classic
     zipped, zipped_headers = sink.scrape(None, "gzip, deflate")
     assert zipped_headers["Content-Encoding"] == "gzip" and gzip.decompress(zipped) == classic
+
+
+def test_text_never_reaches_repr_to_dict_or_the_landing_page() -> None:
+    secret = LOOP + "my password is hunter2 <script>"
+    result = _result(secret)
+    assert result.text == secret
+    assert "hunter2" not in repr(result) and "hunter2" not in str(result.to_dict())
+    store = SampleStore(5, retain_text=True)
+    store.emit("src", result)
+    landing = render_landing(LandingView("0.1.0", [], store.recent())).decode()
+    assert store.recent()[0].id in landing and "hunter2" not in landing and "<script>" not in landing

@@ -77,9 +77,9 @@ class Classification:
     path: str | None = None
     line: int | None = None
     # References to the record's channels (no copy), for the samples store and the HTML report only:
-    # never written by to_dict(), never a label (responses may hold user data).
-    text: str = ""
-    reasoning: str = ""
+    # never written by to_dict(), never a label, not in repr() (so not in logs): may be user data.
+    text: str = field(default="", repr=False)
+    reasoning: str = field(default="", repr=False)
 
     @property
     def kinds(self) -> list[str]:
