@@ -142,3 +142,14 @@ def test_text_never_reaches_repr_to_dict_or_the_landing_page() -> None:
     store.emit("src", result)
     landing = render_landing(LandingView("0.1.0", [], store.recent())).decode()
     assert store.recent()[0].id in landing and "hunter2" not in landing and "<script>" not in landing
+
+
+def test_a_loop_in_the_reasoning_is_highlighted_on_the_reasoning() -> None:
+    result = _result("The answer is 4.", reasoning=LOOP)
+    assert result.loop is not None and result.loop.channel == "reasoning"
+    store = SampleStore(5, retain_text=True)
+    store.emit("src", result)
+    body = "".join(render_sample(store.recent()[0]))
+    reasoning, response = body.split("<h3>Response</h3>")
+    assert f"data-start='{result.loop.onset}'" in reasoning and "copy-first" in reasoning
+    assert "copy-first" not in response and "The answer is 4." in response

@@ -199,6 +199,6 @@ class HtmlReportWriter:
                 f"<section id='sample-{n}' class='sample'><h3>Sample {n}: <code>{esc(s.id)}</code> "
                 f"{kind_badges(s.kinds)}</h3>"
             )
-            parts.extend(render_sample(s))
+            parts.extend(render_sample(s, f"the report keeps {self._text_chars} chars per sample"))
             parts.append("</section>")
         return parts

@@ -218,8 +218,9 @@ def _facts(sample: StoredSample) -> list[tuple[str, str]]:
     return rows
 
 
-def render_sample(sample: StoredSample) -> list[str]:
-    """The body of one sample: facts, then the highlighted text (when retained)."""
+def render_sample(sample: StoredSample, cap_setting: str = "web.sample_text_chars") -> list[str]:
+    """The body of one sample: facts, then the highlighted text (when retained); `cap_setting` names
+    what limits the kept text, for the "text cut" note."""
     parts = ["<table class='facts'>"]
     parts.extend(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in _facts(sample))
     parts.append("</table>")
@@ -237,9 +238,10 @@ def render_sample(sample: StoredSample) -> list[str]:
     )
     loop = sample.loop
     content_loop = loop if loop is not None and loop.channel == "content" else None
-    if sample.reasoning and loop is not None and loop.channel == "reasoning":
+    if sample.reasoning:
+        reasoning_loop = loop if loop is not None and loop.channel == "reasoning" else None
         parts.append("<h3>Reasoning</h3>")
-        parts.append(highlighted(sample.reasoning, loop, ceiling=False))
+        parts.append(highlighted(sample.reasoning, reasoning_loop, ceiling=False))
         if len(sample.reasoning) < sample.reasoning_chars:
             parts.append(
                 f"<p class='muted'>Reasoning cut at {len(sample.reasoning)} of "
@@ -250,7 +252,7 @@ def render_sample(sample: StoredSample) -> list[str]:
     if len(sample.text) < sample.text_chars:
         parts.append(
             f"<p class='muted'>Text cut at {len(sample.text)} of {sample.text_chars} chars "
-            "(<code>web.sample_text_chars</code>).</p>"
+            f"(<code>{esc(cap_setting)}</code>).</p>"
         )
     return parts
 
