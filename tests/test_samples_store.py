@@ -153,3 +153,10 @@ def test_a_loop_in_the_reasoning_is_highlighted_on_the_reasoning() -> None:
     reasoning, response = body.split("<h3>Response</h3>")
     assert f"data-start='{result.loop.onset}'" in reasoning and "copy-first" in reasoning
     assert "copy-first" not in response and "The answer is 4." in response
+
+
+def test_no_exemplars_when_no_store_keeps_the_samples() -> None:
+    sink = PrometheusSink(PrometheusSinkConfig(process_metrics=False), exemplars=False)
+    sink.emit("src", _result(LOOP))
+    body, _headers = sink.scrape("application/openmetrics-text; version=1.0.0", None)
+    assert b"degeneration_responses_flagged_total" in body and b"sample_id" not in body

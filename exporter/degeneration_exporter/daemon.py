@@ -90,7 +90,10 @@ class Daemon:
         self._sinks: list[PrometheusSink | OtlpSink | SampleStore] = []
         self.prometheus: PrometheusSink | None = None
         if settings.sinks.prometheus.enabled:
-            self.prometheus = PrometheusSink(settings.sinks.prometheus)
+            # exemplars point to /samples/<id>: only when the samples store keeps something
+            self.prometheus = PrometheusSink(
+                settings.sinks.prometheus, exemplars=settings.web.samples_per_kind > 0
+            )
             self._sinks.append(self.prometheus)
         if settings.sinks.otlp.enabled:
             from .sinks.otlp import OtlpSink  # optional extra, imported only when enabled

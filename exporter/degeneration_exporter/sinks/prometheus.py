@@ -148,6 +148,7 @@ class _ScrapeTimeCollector:
 class PrometheusSink:
     """Counts classified responses into catalog metrics in its own `CollectorRegistry`.
 
+    `exemplars`: attach sample ids to flagged counters and the onset histogram (OpenMetrics only).
     `registry` is what an HTTP handler serves (`prometheus_client.make_wsgi_app(sink.registry)` or
     `start_http_server(port, addr, registry=sink.registry)`); `exposition()` renders it directly.
     """
@@ -159,8 +160,10 @@ class PrometheusSink:
         registry: CollectorRegistry | None = None,
         leak_tokens: Collection[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        exemplars: bool = True,
     ) -> None:
         self.config = config or PrometheusSinkConfig()
+        self._exemplars = exemplars  # off when no samples store holds what the ids would point to
         self.registry = registry if registry is not None else CollectorRegistry()
         self._measurer = Measurer(
             self.config.limits,
@@ -195,7 +198,7 @@ class PrometheusSink:
     def emit(self, source: str, result: Classification) -> None:
         """Count one classified response from `source`."""
         self._expire_models()  # before binding, so a slot freed by an idle model can be taken
-        exemplar = {EXEMPLAR_LABEL: sample_id(source, result)} if result.flags else None
+        exemplar = {EXEMPLAR_LABEL: sample_id(source, result)} if result.flags and self._exemplars else None
         for m in self._measurer.measure(source, result):
             key = (m.metric.name, m.labels)
             record = self._record.get(key)
