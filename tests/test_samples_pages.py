@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import bcrypt
+import httpx
 import yaml
 
 from tests.daemon_harness import DaemonProcess, total, wait_for
@@ -117,3 +119,18 @@ def test_metrics_speak_openmetrics_with_exemplars_and_gzip_only_when_asked(tmp_p
             return total(daemon.scrape(), "degeneration_responses_flagged_total", kind="repetition") == 2
 
         wait_for(held, 10, "flagged counters")
+
+
+def test_samples_pages_sit_behind_the_web_config_basic_auth(tmp_path: Path) -> None:
+    _write(tmp_path)
+    hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
+    web = tmp_path / "web.yml"
+    web.write_text(f"basic_auth_users: {{prom: '{hashed}'}}\n")
+    args = ["--config", str(_config(tmp_path)), "--web-config", str(web)]
+    with DaemonProcess(args, tmp_path / "daemon.log", auth=("prom", "s3cret")) as daemon:
+        daemon.wait_for_total("degeneration_responses_total", 4)
+        [first, *_] = daemon.client.get(f"{daemon.url}/api/samples").json()["samples"]
+        for path in ("/samples", f"/samples/{first['id']}", "/api/samples"):
+            assert httpx.get(f"{daemon.url}{path}").status_code == 401, path
+            assert httpx.get(f"{daemon.url}{path}", auth=("prom", "nope")).status_code == 401, path
+            assert daemon.client.get(f"{daemon.url}{path}").status_code == 200, path
