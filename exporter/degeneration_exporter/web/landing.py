@@ -84,9 +84,9 @@ def render_landing(view: LandingView) -> bytes:
                 "matches no file.</p>"
             )
     parts.append(
-        "<h2>Sources</h2><table><tr><th>source</th><th>type</th><th>format</th><th>models</th>"
-        "<th>files</th><th>lines</th><th>bytes</th><th>responses</th><th>flagged</th><th>flagged %</th>"
-        "<th>rejected</th><th>read errors</th><th>last record</th><th>lag bytes</th></tr>"
+        "<h2>Sources</h2><table><tr><th>source</th><th>type / format</th><th>models</th>"
+        "<th>read</th><th>responses</th><th>flagged</th><th>flagged %</th>"
+        "<th>rejected</th><th>read errors</th><th>last record</th><th>lag</th></tr>"
     )
     for src in view.sources:
         last = format_time(src.last_record_timestamp) if src.last_record_timestamp else "never"
@@ -96,12 +96,12 @@ def render_landing(view: LandingView) -> bytes:
         else:
             flagged = esc(flagged)
         parts.append(
-            f"<tr><td>{esc(src.name)}</td><td>{esc(src.type)}</td><td>{esc(src.format)}</td>"
-            f"<td>{esc(', '.join(src.models) or '—')}</td>"
-            f"<td>{len(src.files)}</td><td>{src.lines_read}</td><td>{src.bytes_read}</td>"
+            f"<tr><td>{esc(src.name)}</td><td>{esc(src.type)}<br>{esc(src.format)}</td>"
+            f"<td>{'<br>'.join(esc(m) for m in src.models) or '—'}</td>"
+            f"<td>{src.lines_read} lines<br>{esc(_size(src.bytes_read))}</td>"
             f"<td>{src.responses}</td><td>{flagged}</td><td>{esc(_percentages(src))}</td>"
             f"<td>{esc(_pairs(src.rejected))}</td><td>{src.read_errors}</td><td>{esc(last)}</td>"
-            f"<td>{src.lag_bytes}</td></tr>"
+            f"<td>{esc(_size(src.lag_bytes))}</td></tr>"
         )
     parts.append("</table>")
     for src in view.sources:
@@ -115,6 +115,16 @@ def render_landing(view: LandingView) -> bytes:
         parts.extend(sample_row(s, f"/samples/{s.id}") for s in view.recent)
         parts.append("</table><p><a href='/samples'>All flagged samples</a></p>")
     return page("degeneration-exporter", parts)
+
+
+def _size(n: int) -> str:
+    """Bytes for people: 999 B, 1.0 kB, 12.3 MB (decimal units)."""
+    size, unit = float(n), "B"
+    for bigger in ("kB", "MB", "GB", "TB"):
+        if size < 1000:
+            break
+        size, unit = size / 1000, bigger
+    return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
 
 
 def _pairs(counts: Mapping[str, int]) -> str:
