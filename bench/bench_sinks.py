@@ -18,6 +18,7 @@ from degeneration_exporter.record import FinishReason
 from degeneration_exporter.sinks.measurements import Measurer
 from degeneration_exporter.sinks.otlp import OtlpSink, OtlpSinkConfig
 from degeneration_exporter.sinks.prometheus import PrometheusSink
+from degeneration_exporter.sinks.samples import SampleStore, sample_id
 from prometheus_client import CollectorRegistry
 
 ROUNDS = 20_000
@@ -54,6 +55,7 @@ def _results() -> list[Classification]:
         model="qwen3-8b",
         run="grpo",
         step=0,
+        text="all work and no play " * 90,  # the looping reply: the sample id hashes it
     )
     clean = Classification(
         flags=frozenset(),
@@ -89,22 +91,35 @@ def main() -> None:
     prom = PrometheusSink(registry=CollectorRegistry(), leak_tokens=["<|im_end|>"])
     # Port 9 (discard) on loopback: the 1 h interval means nothing is sent during the run.
     otlp = OtlpSink(OtlpSinkConfig(enabled=True, endpoint="http://127.0.0.1:9", interval=timedelta(hours=1)))
+    # a new source name per call: every flagged response is a new sample, so the queues evict
+    store, kept = SampleStore(50), SampleStore(50, retain_text=True)
     baseline = _per_call_us(lambda i: orjson.loads(_LINE))
     rows = [
         ("orjson.loads of a 2 KB line (baseline)", baseline),
         ("Measurer.measure", _per_call_us(lambda i: measurer.measure("src", results[i]))),
         ("PrometheusSink.emit", _per_call_us(lambda i: prom.emit("src", results[i]))),
         ("OtlpSink.emit", _per_call_us(lambda i: otlp.emit("src", results[i]))),
+        (
+            "sample_id of the flagged 1.9 KB reply (exemplar id)",
+            _per_call_us(lambda i: sample_id("s", results[0])),
+        ),
+        ("SampleStore.emit (no text kept)", _per_call_us(lambda i: store.emit(f"s{i}", results[i]))),
+        ("SampleStore.emit (retain_text)", _per_call_us(lambda i: kept.emit(f"s{i}", results[i]))),
     ]
     start = time.perf_counter()
     for _ in range(20):
         prom.exposition()
     scrape_ms = (time.perf_counter() - start) / 20 * 1e3
+    start = time.perf_counter()
+    for _ in range(20):
+        om_body, _headers = prom.scrape("application/openmetrics-text; version=1.0.0", None)
+    om_ms = (time.perf_counter() - start) / 20 * 1e3
     print("| operation | µs per response | ratio to baseline |")
     print("|---|---|---|")
     for name, us in rows:
         print(f"| {name} | {us:.2f} | {us / baseline:.1f}x |")
     print(f"\nPrometheusSink.exposition(): {scrape_ms:.2f} ms per scrape ({len(prom.exposition())} bytes)")
+    print(f"OpenMetrics with exemplars: {om_ms:.2f} ms per scrape ({len(om_body)} bytes)")
     otlp._provider.shutdown(timeout_millis=100)
 
 

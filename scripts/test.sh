@@ -13,6 +13,8 @@ fi
 
 # helm v4 + v3 and the prometheus-operator schemas for tests/e2e/test_helm.py (into .cache/helm-tools)
 bash scripts/install-helm.sh
+# Debian chromium + chromium-driver for tests/e2e/test_browser.py
+bash scripts/install-chromium.sh
 
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

@@ -12,7 +12,6 @@ import pytest
 from degeneration_exporter.errors import ConfigError
 from degeneration_exporter.web import (
     BasicAuth,
-    FlaggedSample,
     LandingView,
     Request,
     Response,
@@ -24,8 +23,6 @@ from degeneration_exporter.web import (
 )
 
 from tests.tls_cert import self_signed_cert
-
-SECRET_TEXT = "user prompt: my password is hunter2"
 
 
 def _metrics(_request: Request) -> Response:
@@ -49,7 +46,6 @@ def _landing(_request: Request) -> Response:
                 0,
             )
         ],
-        recent=[FlaggedSample("vllm-prod", "/var/log/a.jsonl", 7, ["repetition"], SECRET_TEXT)],
     )
     return Response(200, render_landing(view), "text/html; charset=utf-8")
 
@@ -95,14 +91,6 @@ def test_serves_metrics_landing_and_health(plain_server: WebServer) -> None:
     for expected in ("vllm-prod", "/var/log/a.jsonl", "href='/metrics'", "repetition=2"):
         assert expected in landing.text
     assert httpx.get(_url(plain_server, "/healthz")).text == "ok\n"
-
-
-def test_landing_hides_response_text_unless_enabled() -> None:
-    sample = FlaggedSample("s", "/x.jsonl", 3, ["repetition"], SECRET_TEXT + " <script>")
-    hidden = render_landing(LandingView("0.1.0", [], [sample])).decode()
-    assert "hunter2" not in hidden and "/x.jsonl:3" in hidden
-    shown = render_landing(LandingView("0.1.0", [], [sample], show_text=True)).decode()
-    assert "hunter2" in shown and "<script>" not in shown and "&lt;script&gt;" in shown
 
 
 def test_unknown_path_is_404_and_wrong_method_405(plain_server: WebServer) -> None:

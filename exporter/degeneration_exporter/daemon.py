@@ -3,6 +3,7 @@
 Why apart from `pipeline.py`: that module is the per-line path; this one is assembly and lifecycle
 (which sources, sinks and routes exist, and the stop order that flushes positions). Like
 `pipeline.py` it crosses layers, and nothing else does (style.md §2).
+The samples store (sinks/samples.py) is one more sink; its pages are routes on the same server.
 Stop order: runners stop (sources close, positions written), sinks flush, then the web server, so a
 final scrape during shutdown still answers. `dry_run` (`run --dry-run`): file tails resume from their
 positions files but never write them (nor lock them).
@@ -10,9 +11,10 @@ positions files but never write them (nor lock them).
 
 from __future__ import annotations
 
+import glob
 import logging
+import os
 import ssl
-from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from .errors import ConfigError, PositionsInUse
 from .formats._genai import split_otlp_request
 from .pipeline import SourceRunner
 from .sinks.prometheus import PrometheusSink
+from .sinks.samples import SampleStore
 from .sources.base import Source
 from .sources.file_tail import FileTailSource
 from .sources.http_push import HttpPushSource, IngestEndpoint
@@ -37,7 +40,6 @@ from .sources.otlp_receiver import LOGS_PATH, TRACES_PATH, OtlpEndpoint, OtlpRec
 from .sources.stdin import StdinSource
 from .web import (
     BasicAuth,
-    FlaggedSample,
     LandingView,
     Request,
     Response,
@@ -48,6 +50,7 @@ from .web import (
     load_web_config,
     render_landing,
 )
+from .web.samples_page import SECURITY_HEADERS, SamplesPages
 
 if TYPE_CHECKING:
     from .sinks.otlp import OtlpSink
@@ -55,8 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["Daemon", "build_classifier"]
 
 log = logging.getLogger(__name__)
-
-_METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def build_classifier(settings: Settings) -> Classifier:
@@ -109,10 +110,13 @@ class Daemon:
         self.settings = settings
         self.dry_run = dry_run
         classifier = build_classifier(settings)
-        self._sinks: list[PrometheusSink | OtlpSink] = []
+        self._sinks: list[PrometheusSink | OtlpSink | SampleStore] = []
         self.prometheus: PrometheusSink | None = None
         if settings.sinks.prometheus.enabled:
-            self.prometheus = PrometheusSink(settings.sinks.prometheus)
+            # exemplars point to /samples/<id>: only when the samples store keeps something
+            self.prometheus = PrometheusSink(
+                settings.sinks.prometheus, exemplars=settings.web.samples_per_kind > 0
+            )
             self._sinks.append(self.prometheus)
         if settings.sinks.otlp.enabled:
             from .sinks.otlp import OtlpSink  # optional extra, imported only when enabled
@@ -121,13 +125,19 @@ class Daemon:
             self._sinks.append(otlp)
             if self.prometheus is not None:
                 self.prometheus.register_otlp_failures(lambda: otlp.exports.failed)
-        self._recent: deque[FlaggedSample] = deque(maxlen=max(settings.web.recent_flagged, 1))
+        web = settings.web
+        self.samples = SampleStore(
+            web.samples_per_kind, retain_text=web.retain_text, text_chars=web.sample_text_chars
+        )
+        self._sinks.append(self.samples)
         self._wired: list[_Wired] = []
         self._max_body_bytes = 1024 * 1024
         routes: dict[tuple[str, str], Route] = {
             ("GET", "/"): self._landing,
             ("GET", "/healthz"): lambda _request: Response(200, b"ok\n"),
         }
+        if web.samples_per_kind:
+            routes.update(SamplesPages(self.samples).routes())
         if self.prometheus is not None:
             routes[("GET", "/metrics")] = self._metrics
         built: list[Source] = []
@@ -136,17 +146,15 @@ class Daemon:
                 source, patterns = self._build_source(config, routes)
                 built.append(source)
                 for sink in self._sinks:
-                    sink.register_source_stats(source.name, source.stats)
+                    if not isinstance(sink, SampleStore):
+                        sink.register_source_stats(source.name, source.stats)
                 format_name = None if config.format == AUTO_FORMAT else config.format
-                recent = self._recent if settings.web.recent_flagged else None
                 runner = SourceRunner(
                     source,
                     format_name,
                     classifier,
                     tuple(self._sinks),
                     custom_fields=config.fields,
-                    recent=recent,
-                    keep_evidence=settings.web.landing_show_text,
                 )
                 if config.max_stream_chars is not None:
                     log.warning(
@@ -261,12 +269,18 @@ class Daemon:
 
     # -- routes ------------------------------------------------------------------------------------
 
-    def _metrics(self, _request: Request) -> Response:
+    def _metrics(self, request: Request) -> Response:
+        """OpenMetrics with exemplars when the scraper asks for it, gzip when accepted."""
         assert self.prometheus is not None  # the route exists only with the sink
-        return Response(200, self.prometheus.exposition(), _METRICS_CONTENT_TYPE)
+        body, headers = self.prometheus.scrape(
+            request.headers.get("Accept"), request.headers.get("Accept-Encoding")
+        )
+        content_type = headers.pop("Content-Type")
+        return Response(200, body, content_type, headers)
 
     def _landing(self, _request: Request) -> Response:
-        return Response(200, render_landing(self.landing_view()), "text/html; charset=utf-8")
+        body = render_landing(self.landing_view())
+        return Response(200, body, "text/html; charset=utf-8", SECURITY_HEADERS)
 
     def landing_view(self) -> LandingView:
         views = []
@@ -280,6 +294,7 @@ class Daemon:
                     dict(stats.rejected),
                     stats.lag_bytes,
                 )
+                last_record, read_errors = stats.last_record_timestamp, stats.read_errors
             with runner.counts.lock:
                 responses, flagged = runner.counts.responses, dict(runner.counts.flagged)
             formats = ", ".join(runner.format_names) or "detecting"
@@ -295,7 +310,16 @@ class Daemon:
                     responses,
                     flagged,
                     lag,
+                    models=self.samples.models(runner.source.name),
+                    last_record_timestamp=last_record,
+                    read_errors=read_errors,
+                    unmatched=_unmatched(wired.patterns) if wired.type == "file_tail" else (),
                 )
             )
-        recent = list(self._recent)[::-1]
-        return LandingView(__version__, views, recent, self.settings.web.landing_show_text)
+        recent = self.samples.recent(limit=self.settings.web.recent_flagged)
+        return LandingView(__version__, views, recent, samples_enabled=self.settings.web.samples_per_kind > 0)
+
+
+def _unmatched(patterns: tuple[str, ...]) -> list[str]:
+    """Include globs that match nothing now (the landing page warns: a typo reads nothing, silently)."""
+    return [p for p in patterns if next(glob.iglob(os.path.expanduser(p), recursive=True), None) is None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,10 @@ def prometheus_binary() -> str:
 
 
 class PrometheusServer:
-    """Scrapes `target` (host:port) every second; query with `query(expr, at=None)`."""
+    """Scrapes `target` (host:port) every second; query with `query(expr, at=None)`; `flags` are
+    extra command-line flags (e.g. `--enable-feature=exemplar-storage`)."""
 
-    def __init__(self, workdir: Path, target: str) -> None:
+    def __init__(self, workdir: Path, target: str, flags: Sequence[str] = ()) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         config = workdir / "prometheus.yml"
@@ -52,6 +54,7 @@ class PrometheusServer:
                 f"--config.file={config}",
                 f"--storage.tsdb.path={workdir / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
+                *flags,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,

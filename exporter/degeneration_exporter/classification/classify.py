@@ -168,6 +168,8 @@ class Classifier:
             run=record.run,
             step=record.step,
             identity=record.identity,
+            text=record.text,
+            reasoning=record.reasoning,
         )
 
 

@@ -74,6 +74,13 @@ class Classification:
     run: str | None = None
     step: int | None = None
     identity: Mapping[str, object] = field(default_factory=dict)
+    path: str | None = None
+    line: int | None = None
+    # References to the record's channels (no copy), for the samples store and the HTML report only:
+    # never written by to_dict(), never a label, not in repr() (so not in logs): may be user data;
+    # not compared either: two verdicts are equal whatever text (or capped text) they came from.
+    text: str = field(default="", repr=False, compare=False)
+    reasoning: str = field(default="", repr=False, compare=False)
 
     @property
     def kinds(self) -> list[str]:

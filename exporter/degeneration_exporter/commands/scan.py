@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..classification.classify import Classifier, ClassifierConfig
+from ..classification.result import Classification, FlagKind
 from ..classification.streams import StreamAssembler
 from ..detectors import DETECTORS
 from ..errors import ConfigError, LineTooLong, RecordError
@@ -44,9 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format",
-        choices=("json", "table"),
+        choices=("json", "table", "html"),
         default=None,
-        help="Report format: json (default with -o) or table (default without -o).",
+        help="Report format: json (default with -o), table (default without -o), or html (one "
+        "self-contained page with charts and the flagged samples highlighted; docs/samples.md).",
     )
     parser.add_argument(
         "--format-in",
@@ -192,6 +195,29 @@ def scan_file(
     return file_report
 
 
+@dataclass(slots=True)
+class _HtmlTee(JsonReport):
+    """Counts as the JSON report does (plus per-step counts) and hands every sample to the HTML writer."""
+
+    writer: Any = None
+    steps: dict[tuple[str | None, int], list[int]] = field(default_factory=dict)
+
+    def emit(self, file: FileReport, result: Classification) -> None:
+        JsonReport.emit(self, file, result)
+        self.writer.add_sample(result)
+        if result.step is not None:
+            counts = self.steps.setdefault((result.run, result.step), [0, 0, 0])
+            counts[0] += 1
+            counts[1] += bool(result.flags)
+            counts[2] += FlagKind.REPETITION in result.flags
+
+    def step_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"run": run, "step": step, "num_samples": n, "num_flagged": f, "repetition_frac": r / n}
+            for (run, step), (n, f, r) in sorted(self.steps.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+        ]
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         classifier = build_classifier(args)
@@ -202,10 +228,20 @@ def main(args: argparse.Namespace) -> int:
         return 2
     config = classifier.config.model_dump(mode="json")
     config.update({"offset_unit": "characters", "interval_convention": "half-open [start, end)"})
+    fmt = args.format or ("json" if args.output else "table")
     report = JsonReport(config=config, only_hits=args.only_hits)
+    if fmt == "html":  # branch `scan` replaces this with its report-writer wiring
+        from ..sinks.html_report import HtmlReportWriter
+
+        report = _HtmlTee(config=config, only_hits=True, writer=HtmlReportWriter(args.output or sys.stdout))
     for path in args.files:  # each file may be in its own format: one parser (and detection) per file
         scan_file(path, LineParser(args.format_in), classifier, report, args.max_line_bytes)
-    fmt = args.format or ("json" if args.output else "table")
+    if isinstance(report, _HtmlTee):
+        summary = report.to_dict()
+        summary["files"] = [{k: v for k, v in f.items() if k != "samples"} for f in summary["files"]]
+        summary["steps"] = report.step_rows()
+        report.writer.finish(summary)
+        return 0
     if fmt == "json":
         text = orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"
     else:

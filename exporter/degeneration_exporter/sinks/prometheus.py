@@ -17,6 +17,14 @@ Default port 10142: the "Default port allocations" wiki of prometheus/prometheus
 /etc/services reserves 10050-10051 (Zabbix) and 10080-10083 (Amanda). 10142 lies past that
 frontier and clear of both; register it on the wiki before announcing a release.
 
+Exemplars and OpenMetrics: `scrape(accept, accept_encoding)` negotiates like client_python's own
+handler (prometheus_client 0.26.0, exposition.py `_bake_output`: `choose_encoder` on Accept, gzip
+when `gzip_accepted`), so a Prometheus asking for OpenMetrics gets exemplars and anyone else the
+classic text format. Flagged-response counters and the loop-onset histogram carry an exemplar
+`{sample_id="<16 hex>"}` (sinks/samples.py `sample_id`, the id the samples store uses), which
+Grafana's exemplar view links to `/samples/<id>` (docs/samples.md). Exemplars are not labels:
+Prometheus keeps only the latest per series, so the id adds no cardinality.
+
 Sample lines (one per family, see docs/metrics.md for all):
     degeneration_responses_total{finish_reason="length",model_name="qwen3-8b",source="vllm-prod"} 1024.0
     degeneration_rollout_repetition_frac{run="grpo-7b",source="rl"} 0.03
@@ -25,11 +33,13 @@ Sample lines (one per family, see docs/metrics.md for all):
 from __future__ import annotations
 
 import contextlib
+import gzip
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import timedelta
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.platform_collector import PlatformCollector
@@ -42,10 +52,16 @@ from ..classification.result import Classification
 from ..sources.base import SourceStats
 from .measurements import Measurement, Measurer
 from .rollout_steps import DEFAULT_STEP_IDLE_TIMEOUT, STEP_IDLE_TIMEOUT_HELP, check_step_idle_timeout
+from .samples import sample_id
 
-__all__ = ["DEFAULT_PORT", "PrometheusSink", "PrometheusSinkConfig"]
+__all__ = ["DEFAULT_PORT", "EXEMPLAR_LABEL", "EXEMPLAR_METRICS", "PrometheusSink", "PrometheusSinkConfig"]
 
 DEFAULT_PORT = 10142
+EXEMPLAR_LABEL = "sample_id"
+EXEMPLAR_METRICS = frozenset({"degeneration_responses_flagged_total", "degeneration_loop_onset_ratio"})
+"""Series whose samples carry the flagged response's id as an exemplar."""
+
+_Recorder = Callable[[float, "dict[str, str] | None"], None]
 
 
 class PrometheusSinkConfig(BaseModel, frozen=True, extra="forbid"):
@@ -132,6 +148,7 @@ class _ScrapeTimeCollector:
 class PrometheusSink:
     """Counts classified responses into catalog metrics in its own `CollectorRegistry`.
 
+    `exemplars`: attach sample ids to flagged counters and the onset histogram (OpenMetrics only).
     `registry` is what an HTTP handler serves (`prometheus_client.make_wsgi_app(sink.registry)` or
     `start_http_server(port, addr, registry=sink.registry)`); `exposition()` renders it directly.
     """
@@ -143,8 +160,10 @@ class PrometheusSink:
         registry: CollectorRegistry | None = None,
         leak_tokens: Collection[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        exemplars: bool = True,
     ) -> None:
         self.config = config or PrometheusSinkConfig()
+        self._exemplars = exemplars  # off when no samples store holds what the ids would point to
         self.registry = registry if registry is not None else CollectorRegistry()
         self._measurer = Measurer(
             self.config.limits,
@@ -157,7 +176,7 @@ class PrometheusSink:
         self._histograms: dict[str, Histogram] = {}
         # (metric, label values) -> the child's inc/observe: skips labels() lookups per response;
         # bounded because every label value is.
-        self._record: dict[tuple[str, tuple[str, ...]], Callable[[float], None]] = {}
+        self._record: dict[tuple[str, tuple[str, ...]], _Recorder] = {}
         for spec in c.CATALOG:
             if spec.origin != "response":
                 continue
@@ -179,12 +198,13 @@ class PrometheusSink:
     def emit(self, source: str, result: Classification) -> None:
         """Count one classified response from `source`."""
         self._expire_models()  # before binding, so a slot freed by an idle model can be taken
+        exemplar = {EXEMPLAR_LABEL: sample_id(source, result)} if result.flags and self._exemplars else None
         for m in self._measurer.measure(source, result):
             key = (m.metric.name, m.labels)
             record = self._record.get(key)
             if record is None:
                 record = self._record[key] = self._recorder(m)
-            record(m.value)
+            record(m.value, exemplar if m.value and m.metric.name in EXEMPLAR_METRICS else None)
 
     def _expire_models(self) -> None:
         """Remove every series of model names idle past `limits.model_name_ttl`."""
@@ -200,7 +220,7 @@ class PrometheusSink:
             with contextlib.suppress(KeyError):
                 instrument.remove(*labels)
 
-    def _recorder(self, m: Measurement) -> Callable[[float], None]:
+    def _recorder(self, m: Measurement) -> _Recorder:
         counter = self._counters.get(m.metric.name)
         if counter is not None:
             return counter.labels(*m.labels).inc
@@ -227,8 +247,21 @@ class PrometheusSink:
         self._measurer.steps.flush()
 
     def exposition(self) -> bytes:
-        """The registry in the classic Prometheus text format (0.0.4), as a scrape returns it."""
+        """The registry in the classic Prometheus text format (0.0.4), without exemplars."""
         return generate_latest(self.registry)
+
+    def scrape(self, accept: str | None, accept_encoding: str | None) -> tuple[bytes, dict[str, str]]:
+        """What /metrics answers: body and headers (Content-Type, and Content-Encoding when gzipped).
+
+        OpenMetrics (with exemplars) when `accept` asks for it, else the classic text format.
+        """
+        encoder, content_type = choose_encoder(accept or "")
+        body = encoder(self.registry)
+        headers = {"Content-Type": content_type}
+        if gzip_accepted(accept_encoding or ""):
+            body = gzip.compress(body, compresslevel=6)
+            headers["Content-Encoding"] = "gzip"
+        return body, headers
 
     def close(self) -> None:
         """Complete open rollout steps; the registry stays readable for a last scrape."""

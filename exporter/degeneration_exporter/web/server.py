@@ -122,6 +122,14 @@ class _TlsThreadingServer(ThreadingHTTPServer):
             tls_request.close()
 
 
+def _prefix_route(routes: dict[tuple[str, str], Route], method: str, path: str) -> Route | None:
+    """A key ending in "/" (e.g. "/samples/") also serves every path one segment below it ("/" does not)."""
+    head, _sep, rest = path.rpartition("/")
+    if not head or not rest:
+        return None
+    return routes.get((method, head + "/"))
+
+
 def _make_handler(
     routes: dict[tuple[str, str], Route], auth: BasicAuth | None, max_body_bytes: int
 ) -> type[BaseHTTPRequestHandler]:
@@ -151,7 +159,7 @@ def _make_handler(
                 self._send(Response(401, b"Unauthorized\n", headers={"WWW-Authenticate": _CHALLENGE}))
                 return
             method = "GET" if self.command == "HEAD" else self.command
-            route = routes.get((method, url.path))
+            route = routes.get((method, url.path)) or _prefix_route(routes, method, url.path)
             if route is None:
                 status = 405 if url.path in known_paths else 404
                 self._send(Response(status, b"Method Not Allowed\n" if status == 405 else b"Not Found\n"))

@@ -18,6 +18,7 @@ from grafana_foundation_sdk.builders.dashboard import (
     DashboardLink,
     DatasourceVariable,
     QueryVariable,
+    TextBoxVariable,
 )
 from grafana_foundation_sdk.builders.heatmap import YAxisConfig
 from grafana_foundation_sdk.builders.prometheus import Dataquery
@@ -42,12 +43,15 @@ from ..promql import selector
 
 __all__ = [
     "DATASOURCE",
+    "EXPORTER_URL",
     "RATE",
     "TAG",
     "Scope",
     "board",
+    "exporter_url_variable",
     "heatmap_panel",
     "query",
+    "samples_link",
     "stat_panel",
     "timeseries_panel",
 ]
@@ -56,6 +60,8 @@ TAG = "degeneration-exporter"
 RATE = "$__rate_interval"
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 _REF_IDS = "ABCDEFGHIJ"
+EXPORTER_URL = "exporter_url"
+"""Board variable: the exporter's base URL as the viewer's browser reaches it (data links to /samples)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +128,44 @@ def board(uid: str, title: str, description: str, scope: Scope) -> Dashboard:
     return dash
 
 
-def query(expr: str, legend: str, index: int = 0, *, heatmap_format: bool = False) -> Dataquery:
-    """A Prometheus target with its refId (A, B, ...) and the board's datasource."""
+def exporter_url_variable() -> TextBoxVariable:
+    """A text box for the exporter's base URL; Prometheus only knows scrape addresses, not what a
+    browser can open, so the viewer sets it (default: a port-forward to the default port)."""
+    return (
+        TextBoxVariable(EXPORTER_URL)
+        .label("Exporter URL (for sample links)")
+        .description(
+            "Base URL of a degeneration-exporter as your browser reaches it; data links open /samples."
+        )
+        .default_value("http://localhost:10142")
+    )
+
+
+def samples_link(filters: Sequence[tuple[str, str]]) -> DashboardLink:
+    """A data link to the exporter's `/samples` page, filtered by the series' own labels.
+
+    `filters`: (query parameter, value) pairs; values may use `${__field.labels.<label>}`.
+    """
+    params = "&".join(f"{name}={value}" for name, value in filters)
+    return (
+        DashboardLink("Flagged samples of this series")
+        .url(f"${{{EXPORTER_URL}}}/samples?{params}")
+        .target_blank(True)
+    )
+
+
+def query(
+    expr: str, legend: str, index: int = 0, *, heatmap_format: bool = False, exemplar: bool = False
+) -> Dataquery:
+    """A Prometheus target with its refId (A, B, ...) and the board's datasource.
+
+    `exemplar`: also ask for exemplars (the flagged-responses series carry the sample id).
+    """
     target = Dataquery().ref_id(_REF_IDS[index]).datasource(DATASOURCE).expr(expr).legend_format(legend)
     if heatmap_format:
         target = target.format(PromQueryFormat.HEATMAP)
+    if exemplar:
+        target = target.exemplar(True)
     return target
 
 
@@ -138,8 +177,10 @@ def timeseries_panel(
     *,
     max_value: float | None = None,
     stacked: bool = False,
+    links: Sequence[DashboardLink] = (),
 ) -> timeseries.Panel:
-    """A time series with a unit, a floor at 0 and a table legend (sortable by last/max)."""
+    """A time series with a unit, a floor at 0 and a table legend (sortable by last/max); `links`
+    are data links on every series."""
     panel = (
         timeseries.Panel()
         .title(title)
@@ -160,12 +201,16 @@ def timeseries_panel(
         panel = panel.max(max_value)
     if stacked:
         panel = panel.stacking(StackingConfig().mode(StackingMode.NORMAL)).fill_opacity(40)
+    if links:
+        panel = panel.data_links(list(links))
     for target in targets:
         panel = panel.with_target(target)
     return panel
 
 
-def heatmap_panel(title: str, description: str, y_unit: str, expr: str) -> heatmap.Panel:
+def heatmap_panel(
+    title: str, description: str, y_unit: str, expr: str, *, exemplar: bool = False
+) -> heatmap.Panel:
     """A heatmap of a classic histogram's buckets (`format: heatmap`, legend `{{le}}`, not recalculated)."""
     return (
         heatmap.Panel()
@@ -175,7 +220,7 @@ def heatmap_panel(title: str, description: str, y_unit: str, expr: str) -> heatm
         .unit(y_unit)
         .calculate(False)
         .y_axis(YAxisConfig().unit(y_unit))
-        .with_target(query(expr, "{{le}}", heatmap_format=True))
+        .with_target(query(expr, "{{le}}", heatmap_format=True, exemplar=exemplar))
     )
 
 

@@ -4,6 +4,9 @@ Why this order (ecosystem.md §5.3, general to specific): volume and the flagged
 first (the alerting symptoms), then the cost of loops (tokens burnt after onset), then the
 distributions that explain them (length, onset position, budget use, repetition score), then
 which template tokens leak. Every fraction is a ratio of summed rates, never an average of ratios.
+The flagged-fraction panels and the onset heatmap show exemplars (each carries the sample id of a
+flagged response, docs/samples.md) and link every series to the exporter's /samples page
+(`exporter_url` variable).
 """
 
 from __future__ import annotations
@@ -12,7 +15,16 @@ from grafana_foundation_sdk.builders.dashboard import Dashboard, Row
 
 from ...classification.result import FlagKind
 from ..promql import ratio
-from ._panels import RATE, Scope, board, heatmap_panel, query, timeseries_panel
+from ._panels import (
+    RATE,
+    Scope,
+    board,
+    exporter_url_variable,
+    heatmap_panel,
+    query,
+    samples_link,
+    timeseries_panel,
+)
 
 __all__ = ["UID", "build_overview"]
 
@@ -44,6 +56,15 @@ _KIND_PANELS: tuple[tuple[FlagKind, str, str], ...] = (
         "Share of responses that looped until max_tokens: each burnt its whole token budget in a loop.",
     ),
 )
+
+
+def _sample_filters(kind: FlagKind) -> list[tuple[str, str]]:
+    """/samples filters of one series of a flagged-fraction panel (its kind, model and source)."""
+    return [
+        ("kind", kind.value),
+        ("model", "${__field.labels.model_name}"),
+        ("source", "${__field.labels.source}"),
+    ]
 
 
 def _kind_fraction(kind: FlagKind) -> str:
@@ -85,8 +106,9 @@ def _quality_row(dash: Dashboard) -> Dashboard:
                 title,
                 description,
                 "percentunit",
-                [query(_kind_fraction(kind), _LEGEND)],
+                [query(_kind_fraction(kind), _LEGEND, exemplar=True)],
                 max_value=1,
+                links=[samples_link(_sample_filters(kind))],
             )
         )
     return dash
@@ -164,6 +186,7 @@ def _distribution_row(dash: Dashboard) -> Dashboard:
             "long useful text before the loop.",
             "percentunit",
             _bucket_rate("degeneration_loop_onset_ratio"),
+            exemplar=True,
         )
     )
     dash = dash.with_panel(
@@ -215,7 +238,7 @@ def build_overview() -> Dashboard:
         "Repetition loops, template-token leaks and ceiling hits of LLM responses, by model and source "
         "(degeneration-exporter).",
         SCOPE,
-    )
+    ).with_variable(exporter_url_variable())
     for add_row in (_quality_row, _cost_row, _distribution_row, _leak_row):
         dash = add_row(dash)
     return dash

@@ -3,14 +3,15 @@
 Why a board of its own: rollout gauges carry `run`, not `model_name`, and describe the last
 completed step of each run (docs/metrics.md "Per rollout step"), so they are read against the step
 counter rather than summed over time. The responses-per-step panel is the volume guard the
-DegenerationRolloutRepetitionHigh alert uses.
+DegenerationRolloutRepetitionHigh alert uses. The fraction panels link each run to the exporter's
+/samples page (`exporter_url` variable, docs/samples.md).
 """
 
 from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard, Row
 
-from ._panels import Scope, board, query, stat_panel, timeseries_panel
+from ._panels import Scope, board, exporter_url_variable, query, samples_link, stat_panel, timeseries_panel
 
 __all__ = ["UID", "build_rollouts"]
 
@@ -18,20 +19,23 @@ UID = "degeneration-rollouts"
 SCOPE = Scope(("job", "instance", "source", "run"), "degeneration_rollout_step")
 _LEGEND = "{{run}} ({{source}})"
 
-_FRACTIONS: tuple[tuple[str, str, str], ...] = (
+_FRACTIONS: tuple[tuple[str, str, str, str], ...] = (
     (
         "degeneration_rollout_repetition_frac",
+        "repetition",
         "Repetition fraction per step",
         "Fraction of the last completed step's responses flagged as looping (slime rollout/repetition_frac).",
     ),
     (
         "degeneration_rollout_truncated_frac",
+        "ceiling",
         "Truncated fraction per step",
         "Fraction of the last completed step's responses that hit the token ceiling (slime "
         "rollout/truncated_ratio, OpenRLHF rollout/truncated_rate).",
     ),
     (
         "degeneration_rollout_template_leak_frac",
+        "template_leak",
         "Template-leak fraction per step",
         "Fraction of the last completed step's responses leaking chat-template special tokens.",
     ),
@@ -46,7 +50,7 @@ def build_rollouts() -> Dashboard:
         "Per-run, per-step repetition, truncation and template-leak fractions of RL rollouts "
         "(degeneration-exporter).",
         SCOPE,
-    )
+    ).with_variable(exporter_url_variable())
     step = SCOPE.select("degeneration_rollout_step")
     dash = dash.with_row(Row("Progress"))
     dash = dash.with_panel(
@@ -58,7 +62,8 @@ def build_rollouts() -> Dashboard:
         ).span(24)
     )
     dash = dash.with_row(Row("Per-step fractions"))
-    for metric, title, description in _FRACTIONS:
+    for metric, kind, title, description in _FRACTIONS:
+        filters = [("kind", kind), ("run", "${__field.labels.run}"), ("source", "${__field.labels.source}")]
         dash = dash.with_panel(
             timeseries_panel(
                 title,
@@ -66,6 +71,7 @@ def build_rollouts() -> Dashboard:
                 "percentunit",
                 [query(SCOPE.select(metric), _LEGEND)],
                 max_value=1,
+                links=[samples_link(filters)],
             )
         )
     dash = dash.with_panel(
