@@ -31,7 +31,7 @@ from .sglang_log import is_sglang_log, parse_sglang_log
 from .slime_rollout import is_slime_rollout, parse_slime_rollout
 from .trinity_experience import is_trinity_experience, parse_trinity_experience
 from .verl_rollout import is_verl_rollout, parse_verl_rollout
-from .vllm_log import is_vllm_log, parse_vllm_log
+from .vllm_log import VllmLogJoiner, is_vllm_log, parse_vllm_log
 
 __all__ = [
     "DETECT_SAMPLE",
@@ -72,6 +72,7 @@ FORMATS: Final[dict[str, FormatSpec]] = {
         is_vllm_log,
         "vLLM server log with --enable-log-outputs (text lines)",
         text_lines=True,
+        joining=VllmLogJoiner,
     ),
     "sglang_log": FormatSpec(
         "sglang_log", parse_sglang_log, is_sglang_log, "SGLang --log-requests-format json events"
