@@ -26,6 +26,7 @@ from .openai_batch import is_openai_batch, parse_openai_batch
 from .openai_chat import is_openai_chat, parse_openai_chat
 from .openai_chunk import is_openai_chunk, parse_openai_chunk
 from .openai_completion import is_openai_completion, parse_openai_completion
+from .openai_response import is_openai_response, parse_openai_response
 from .relax_rollout import is_relax_rollout, parse_relax_rollout
 from .sglang_log import is_sglang_log, parse_sglang_log
 from .slime_rollout import is_slime_rollout, parse_slime_rollout
@@ -63,8 +64,17 @@ FORMATS: Final[dict[str, FormatSpec]] = {
         is_openai_chunk,
         "OpenAI chat.completion.chunk stream lines (reassembled by request id)",
     ),
+    "openai_response": FormatSpec(
+        "openai_response",
+        parse_openai_response,
+        is_openai_response,
+        "OpenAI Responses API bodies (object: response), bare or {request, response}",
+    ),
     "openai_batch": FormatSpec(
-        "openai_batch", parse_openai_batch, is_openai_batch, "OpenAI Batch output lines (vLLM run-batch)"
+        "openai_batch",
+        parse_openai_batch,
+        is_openai_batch,
+        "OpenAI Batch output lines (vLLM run-batch), chat or Responses bodies",
     ),
     "vllm_log": FormatSpec(
         "vllm_log",
