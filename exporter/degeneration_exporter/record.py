@@ -77,7 +77,9 @@ class Record:
     keeps only model-generated positions. `identity` holds the record's own identity as its format
     writes it (`id`, `custom_id`, `request_id`, `rid`, `rollout_id`, `index`, `sample_index`,
     `group_index`, `step`, `uid`, `dataset`, `position`, ...), so a report can point back at the
-    sample; it is for reports only, never for labels.
+    sample; it is for reports only, never for labels. `special_tokens_stripped` marks text decoded
+    with special tokens skipped (verl dumps): a template turn inside it shows as a bare role line
+    (`\nuser\n`), which the leak check then also counts (the `stripped_roles` token family).
     """
 
     text: str
@@ -92,6 +94,7 @@ class Record:
     run: str | None = None
     step: int | None = None
     identity: Mapping[str, object] = field(default_factory=dict)
+    special_tokens_stripped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
