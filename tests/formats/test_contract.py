@@ -151,3 +151,13 @@ def test_every_format_has_a_section_in_the_docs() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     for name in FORMATS:
         assert f"\n## {name}\n" in doc, f"docs/formats.md has no '## {name}' section"
+
+
+def test_a_litellm_payload_is_not_also_taken_for_an_openai_pair() -> None:
+    line = good_lines("litellm_payload")[0]
+    assert format_candidates(orjson.loads(line)) == ("litellm_payload",)
+
+
+def test_a_langfuse_generation_with_string_input_and_output_is_not_verl() -> None:
+    obj = {"id": "o", "traceId": "t", "type": "GENERATION", "input": "hi", "output": "hello"}
+    assert format_candidates(obj) == ("langfuse_generation",)

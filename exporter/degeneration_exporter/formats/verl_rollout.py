@@ -24,8 +24,14 @@ __all__ = ["is_verl_rollout", "parse_verl_rollout"]
 
 
 def is_verl_rollout(obj: Mapping[str, Any]) -> bool:
-    """String `input` and `output`, and no `response` (which the slime family uses)."""
-    return isinstance(obj.get("input"), str) and isinstance(obj.get("output"), str) and "response" not in obj
+    """String `input` and `output`, no `response` (which the slime family uses) and no `traceId`
+    (a Langfuse generation with string input and output)."""
+    return (
+        isinstance(obj.get("input"), str)
+        and isinstance(obj.get("output"), str)
+        and "response" not in obj
+        and "traceId" not in obj
+    )
 
 
 def parse_verl_rollout(obj: Mapping[str, Any]) -> Iterator[Record]:
