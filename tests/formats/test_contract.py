@@ -161,3 +161,16 @@ def test_a_litellm_payload_is_not_also_taken_for_an_openai_pair() -> None:
 def test_a_langfuse_generation_with_string_input_and_output_is_not_verl() -> None:
     obj = {"id": "o", "traceId": "t", "type": "GENERATION", "input": "hi", "output": "hello"}
     assert format_candidates(obj) == ("langfuse_generation",)
+
+
+@pytest.mark.parametrize("name", [n for n in FORMATS if n != "custom"])
+def test_every_format_fills_identity_from_the_records_own_ids(name: str) -> None:
+    """Issue 8: a flagged sample must be findable; every format copies its record ids (never labels)."""
+    parser = LineParser(name)
+    items = [item for line in good_lines(name) for item in parser.parse_items(line)]
+    # a Delta's request id becomes the streamed reply's identity.request_id (classification/streams.py)
+    identities = [dict(i.identity) if isinstance(i, Record) else {"request_id": i.request_id} for i in items]
+    identities = [i for i in identities if i]
+    assert identities, f"{name}: no fixture record carries its identity"
+    for identity in identities:
+        assert all(isinstance(v, int | str) for v in identity.values()), identity
