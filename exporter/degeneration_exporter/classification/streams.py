@@ -133,8 +133,9 @@ class StreamAssembler:
 
     def feed(self, delta: Delta) -> list[Classification]:
         """Take one chunk; return the responses it finished (plus any closed as idle or evicted)."""
-        done = self._release_held(delta)
-        done.extend(self.expire())
+        done = self.expire()
+        if self._held:  # finished before this chunk: they go first
+            done[:0] = self._release_held(delta)
         key = (delta.request_id, delta.index)
         state = self._open.get(key)
         if state is None:
@@ -178,8 +179,6 @@ class StreamAssembler:
 
     def _release_held(self, delta: Delta | None) -> list[Classification]:
         """Held streams this chunk settles: its usage joins them, or it belongs to another request."""
-        if not self._held:
-            return []
         if delta is None:
             keys = list(self._held)
         else:
@@ -199,10 +198,11 @@ class StreamAssembler:
         """Close streams idle for `idle_timeout` as ABORT (oldest activity first); release finished
         streams that waited `USAGE_WAIT` seconds for a usage chunk."""
         done: list[Classification] = []
-        waited = self._clock() - USAGE_WAIT
-        for key in [k for k, s in self._held.items() if s.last_seen <= waited]:
-            state = self._held.pop(key)
-            done.append(self._finish(key, state, state.finish))
+        if self._held:
+            waited = self._clock() - USAGE_WAIT
+            for key in [k for k, s in self._held.items() if s.last_seen <= waited]:
+                state = self._held.pop(key)
+                done.append(self._finish(key, state, state.finish))
         deadline = self._clock() - self._idle
         while self._open:
             key, state = next(iter(self._open.items()))

@@ -37,9 +37,7 @@ def parse_generic(obj: Mapping[str, Any]) -> Iterator[Record]:
         raise MissingField("response", "neither 'response' nor 'text' is a string")
     finish = obj.get("finish_reason", obj.get("status"))
     token_ids = optional_int_list(obj, "tokens")
-    identity: dict[str, object] = {
-        key: obj[key] for key in _IDENTITY if isinstance(obj.get(key), int | str)
-    }
+    identity: dict[str, object] = {key: obj[key] for key in _IDENTITY if isinstance(obj.get(key), int | str)}
     yield Record(
         text=text,
         finish_reason=parse_finish_reason(finish),
