@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from degeneration_exporter.classification.classify import Classifier
+from degeneration_exporter.classification.result import FlagKind
+from degeneration_exporter.classification.streams import StreamAssembler
 from degeneration_exporter.errors import MissingField
 from degeneration_exporter.formats import FORMATS, detect_format
 from degeneration_exporter.formats.lines import LineParser, decode_line
@@ -131,3 +134,21 @@ def test_joined_request_facts_are_bounded() -> None:
         assert isinstance(record, Record)
         budgets.append(record.max_tokens)
     assert budgets == [None, 11, 12]  # the oldest request line was dropped
+
+
+def test_a_streamed_reply_gets_the_budget_of_its_request_line_and_counts_a_ceiling_hit() -> None:
+    parser, assembler = LineParser("vllm_log"), StreamAssembler(Classifier())
+    lines = [
+        f"{HEADER}Received request chatcmpl-s1: params: SamplingParams(n=1, max_tokens=3), lora_request: None",
+        f"{HEADER}Generated response chatcmpl-s1 (streaming delta): output: 'One', output_token_ids: [1], "
+        "finish_reason: None",
+        f"{HEADER}Generated response chatcmpl-s1 (streaming delta): output: ' two three', "
+        "output_token_ids: [2, 3], finish_reason: length",
+    ]
+    done = []
+    for line in lines:
+        for delta in parser.parse_items(line.encode()):
+            assert isinstance(delta, Delta)
+            done.extend(assembler.feed(delta))
+    [reply] = done
+    assert (reply.max_tokens, reply.output_tokens) == (3, 3) and FlagKind.CEILING in reply.flags
