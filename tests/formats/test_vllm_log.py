@@ -139,7 +139,7 @@ def test_joined_request_facts_are_bounded() -> None:
 def test_a_streamed_reply_gets_the_budget_of_its_request_line_and_counts_a_ceiling_hit() -> None:
     parser, assembler = LineParser("vllm_log"), StreamAssembler(Classifier())
     lines = [
-        f"{HEADER}Received request chatcmpl-s1: params: SamplingParams(n=1, max_tokens=3), lora_request: None",
+        f"{HEADER}Received request chatcmpl-s1: params: SamplingParams(max_tokens=3), lora_request: None.",
         f"{HEADER}Generated response chatcmpl-s1 (streaming delta): output: 'One', output_token_ids: [1], "
         "finish_reason: None",
         f"{HEADER}Generated response chatcmpl-s1 (streaming delta): output: ' two three', "
