@@ -7,6 +7,7 @@ fields) or which `RecordError` (reason and JSON path) each line must produce.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,12 @@ def test_every_format_fills_identity_from_the_records_own_ids(name: str) -> None
     assert identities, f"{name}: no fixture record carries its identity"
     for identity in identities:
         assert all(isinstance(v, int | str) for v in identity.values()), identity
+
+
+@pytest.mark.parametrize("name", [n for n in FORMATS if n not in ("custom", "generic")])
+def test_every_upstream_format_section_names_its_writer_and_commit(name: str) -> None:
+    """Issue 9 item 5: each section says which upstream code it follows (file @ commit)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = doc.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+    assert "Writer" in section and re.search(r"@[0-9a-f]{12}\b", section), f"{name}: no writer@commit"
+    assert "```" in section, f"{name}: no example record"
