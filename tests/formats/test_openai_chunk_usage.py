@@ -11,7 +11,7 @@ from __future__ import annotations
 import orjson
 from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.classification.result import Classification
-from degeneration_exporter.classification.streams import StreamAssembler
+from degeneration_exporter.classification.streams import USAGE_WAIT, StreamAssembler
 from degeneration_exporter.formats.lines import LineParser
 from degeneration_exporter.record import Delta, FinishReason
 
@@ -66,3 +66,19 @@ def test_interleaved_usage_of_two_requests_goes_to_each() -> None:
         ("chatcmpl-x", 100),
         ("chatcmpl-y", 7),
     ]
+
+
+def test_a_held_reply_is_released_by_expire_after_the_usage_wait() -> None:
+    now = [100.0]
+    parser = LineParser("openai_chunk")
+    assembler = StreamAssembler(Classifier(), clock=lambda: now[0])
+    done: list[Classification] = []
+    for line in stream("chatcmpl-quiet", "stop"):
+        for item in parser.parse_items(line):
+            assert isinstance(item, Delta)
+            done.extend(assembler.feed(item))
+    assert done == [] and assembler.expire() == []  # still waiting for a usage chunk
+    now[0] += USAGE_WAIT
+    [reply] = assembler.expire()
+    assert reply.finish_reason is FinishReason.STOP and assembler.open_streams == 0
+    assert assembler.stats.finished == 1 and assembler.stats.idle_closed == 0

@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_OPEN_STREAMS",
     "DEFAULT_MAX_STREAM_CHARS",
+    "USAGE_WAIT",
     "StreamAssembler",
     "StreamStats",
 ]
