@@ -108,8 +108,8 @@ class Delta:
     `content` is the full response (vLLM `streaming complete`): it ends the stream and stands in for
     the deltas only when none were seen. `max_tokens` is the request's budget when the log joins it
     in (vLLM's `Received request` line). `usage_follows` marks a finish chunk that a usage-only
-    chunk may follow (`stream_options.include_usage`; vLLM writes no hint before it), so the
-    stream waits one chunk for its token count. `request_id` is for reassembly only,
+    chunk follows (`stream_options.include_usage`, hinted by `"usage": null` on the chunks), so
+    the stream waits for its token count. `request_id` is for reassembly only,
     never a label.
     """
 

@@ -13,11 +13,13 @@ Bounds (a server log can hold any number of never-finished streams):
 - closed keys are remembered (as many as `max_open_streams`) so late chunks (vLLM's `streaming
   complete` line) are dropped instead of opening a stream; they, and chunks with nothing to
   classify (role-only, usage-only), count as `ignored_chunks`;
-- a stream whose finish chunk says `usage_follows` (OpenAI chunks without a count) is held until
-  the next chunk: with `stream_options.include_usage` the server sends a usage-only chunk right
-  after the finish (vLLM writes no hint on the earlier chunks), and its count joins the reply.
-  The next chunk of another request, `expire()` after `USAGE_WAIT` seconds, or `close()`
-  releases a held stream without one (and never as ABORT);
+- with `stream_options.include_usage` the server sends a usage-only chunk right after the finish
+  chunk; a stream that finished without a count is held for it (its count joins the reply) when
+  the chunk says `usage_follows` (OpenAI and SGLang write `"usage": null` on the earlier chunks),
+  or, with `await_usage=True`, always (vLLM writes no hint; for one-shot readers such as `scan`,
+  which call `close()` at the end). The next chunk of another request, `expire()` after
+  `USAGE_WAIT` seconds, or `close()` releases a held stream without a count (never as ABORT).
+  The daemon keeps `await_usage` off: nothing calls it between lines of a quiet log;
 - each stream keeps at most `max_stream_chars` of its text (content and reasoning together, the
   first ones): a response looping until a huge ceiling, or never finishing, cannot grow without
   bound. Every delta still reaches the incremental detectors (bounded state of their own), so the
@@ -109,6 +111,7 @@ class StreamAssembler:
         max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
         idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
         max_stream_chars: int = DEFAULT_MAX_STREAM_CHARS,
+        await_usage: bool = False,
         clock: Callable[[], float] = time.monotonic,
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
@@ -122,6 +125,7 @@ class StreamAssembler:
         self._idle = idle_timeout.total_seconds()
         self._clock = clock
         self._on_finding = on_finding
+        self._await_usage = await_usage
         self._open: OrderedDict[_Key, _OpenStream] = OrderedDict()
         self._closed: OrderedDict[_Key, None] = OrderedDict()
         self._held: OrderedDict[_Key, _OpenStream] = OrderedDict()
@@ -165,7 +169,8 @@ class StreamAssembler:
             self._feed_text(state, delta.content, "content")
         if delta.finish_reason is not None:
             self.stats.finished += 1
-            if delta.usage_follows and state.output_tokens is None:
+            uncounted = state.output_tokens is None and (delta.usage_follows or self._await_usage)
+            if uncounted and state.token_count is None:
                 self._hold(key, delta.finish_reason)  # its usage-only chunk may come next
             else:
                 done.append(self._close(key, delta.finish_reason))
