@@ -15,7 +15,7 @@ Bounds (a server log can hold any number of never-finished streams):
   classify (role-only, usage-only), count as `ignored_chunks`;
 - with `stream_options.include_usage` the server sends a usage-only chunk right after the finish
   chunk; a stream that finished without a count is held for it (its count joins the reply) when
-  the chunk says `usage_follows` (OpenAI and SGLang write `"usage": null` on the earlier chunks),
+  the chunk says `usage_follows` (the OpenAI API writes `"usage": null` on the earlier chunks),
   or, with `await_usage=True`, always (vLLM writes no hint; for one-shot readers such as `scan`,
   which call `close()` at the end). The next chunk of another request, `expire()` after
   `USAGE_WAIT` seconds, or `close()` releases a held stream without a count (never as ABORT).

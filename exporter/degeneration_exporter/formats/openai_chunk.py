@@ -6,7 +6,7 @@ choice: `delta.content`, `delta.reasoning` / `delta.reasoning_content` (vLLM ren
 formats.md), and `finish_reason` on the last chunk. With `stream_options.include_usage` a final
 chunk has `choices: []` and `usage`; it becomes a Delta carrying only `output_tokens`. It comes
 after the finish chunk (vLLM `chat_completion_stream_generator`, serving.py @5e918640d7b6). The
-OpenAI API (and SGLang, which dumps chunks with their null fields) writes `"usage": null` on the
+OpenAI API writes `"usage": null` (its `include_usage` contract) on the
 other chunks then: such a finish chunk is marked `usage_follows` and its stream waits for the
 count. vLLM dumps with `exclude_unset=True` and gives no such hint (see `StreamAssembler`'s
 `await_usage`).
