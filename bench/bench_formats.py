@@ -8,6 +8,8 @@ Rows:
 - each format: `LineParser(name).parse_items(line)` vs `orjson.loads(line)` on the same line
   (a realistic record with a 32,000-char looping response); `vllm_log` (a text line, Python repr)
   is compared with `orjson.loads` of the same response as a JSON string.
+- `vllm_log (DEBUG ids joined)`: the DEBUG `details: output_token_ids` line (8,192 ids) then the
+  output line, through one joining parser; the row times the output line (the ids line is read once).
 - streams: 16-char deltas through `StreamAssembler.feed` vs the same deltas fed straight to
   `Classifier.open_stream()` (the assembler's bookkeeping is the difference).
 
@@ -96,6 +98,46 @@ def lines_for(text: str) -> dict[str, bytes]:
         },
         "generic": {"response": text, "status": "truncated", "tokens": tokens, "prompt_length": 192},
         "custom": {"text": text, "finish_reason": "length"},
+        "openai_response": {
+            "id": "resp_1",
+            "object": "response",
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "model": "Qwen/Qwen3-8B",
+            "output": [
+                {
+                    "id": "m",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text}],
+                }
+            ],
+            "usage": {"input_tokens": 31, "output_tokens": 8192, "total_tokens": 8223},
+        },
+        "vllm_request_output": {
+            "request_id": "0",
+            "prompt": "p",
+            "outputs": [{"index": 0, "text": text, "token_ids": tokens, "finish_reason": "length"}],
+        },
+        "trl_completions": {"step": 3, "prompt": "p", "completion": text, "reward": 0.0, "advantage": 0.1},
+        "litellm_payload": {
+            "id": "c",
+            "trace_id": "t",
+            "call_type": "acompletion",
+            "status": "success",
+            "model": "m",
+            "completion_tokens": 8192,
+            "model_parameters": {"max_tokens": 8192},
+            "response": chat,
+        },
+        "langfuse_generation": {
+            "id": "o",
+            "traceId": "t",
+            "type": "GENERATION",
+            "model": "m",
+            "output": {"role": "assistant", "content": text},
+            "usageDetails": {"output": 8192},
+        },
     }
     out = {name: orjson.dumps(obj) for name, obj in objs.items()}
     header = "(APIServer pid=1) INFO 11-07 04:35:31 [logger.py:71] Generated response chatcmpl-1: "
@@ -103,6 +145,11 @@ def lines_for(text: str) -> dict[str, bytes]:
     out["vllm_log"] = f"{header}output: {text!r}, output_token_ids: {ids}, finish_reason: length".encode()
     escaped = text.replace(". ", ".\n")  # newlines are escaped in the repr: the slow decode path
     out["vllm_log (escaped)"] = f"{header}output: {escaped!r}, finish_reason: length".encode()
+    debug = "(APIServer pid=1) DEBUG 11-07 04:35:31 [request_logger.py:102] "
+    debug += "Generated response chatcmpl-1 details: "
+    out["vllm_log (DEBUG ids joined)"] = (
+        f"{debug}output_token_ids: {tokens}\n{header}output: {text!r}, finish_reason: length".encode()
+    )
     return out
 
 
@@ -123,6 +170,9 @@ def bench_formats(chars: int, repeat: int) -> list[tuple[str, float, float]]:
     json_text = orjson.dumps(text)
     for name, line in lines_for(text).items():
         parser = LineParser(name.split()[0])
+        if name == "vllm_log (DEBUG ids joined)":  # the details line is read once per response too
+            details, line = line.split(b"\n")
+            parser.parse_items(details)
         parsed = parser.parse_items(line)
         assert parsed and isinstance(parsed[0], Record) and len(parsed[0].text) == len(text), name
         baseline_line = json_text if name.startswith("vllm_log") else line

@@ -75,9 +75,12 @@ class Record:
     `text` is the visible content only; `reasoning` is a separate channel (never a template leak,
     but scanned for loops). Token fields follow Trinity-RFT: `token_ids` may include the prompt, of
     which `prompt_length` tokens are dropped, and `action_mask` (aligned with the response part)
-    keeps only model-generated positions. `identity` holds dump identity fields (`rollout_id`,
-    `index`, `sample_index`, `group_index`, `dataset`, `position`, `request_id`) for reports only,
-    never for labels.
+    keeps only model-generated positions. `identity` holds the record's own identity as its format
+    writes it (`id`, `custom_id`, `request_id`, `rid`, `rollout_id`, `index`, `sample_index`,
+    `group_index`, `step`, `uid`, `dataset`, `position`, ...), so a report can point back at the
+    sample; it is for reports only, never for labels. `special_tokens_stripped` marks text decoded
+    with special tokens skipped (verl dumps): a template turn inside it shows as a bare role line
+    (`\nuser\n`), which the leak check then also counts (the `stripped_roles` token family).
     """
 
     text: str
@@ -92,6 +95,7 @@ class Record:
     run: str | None = None
     step: int | None = None
     identity: Mapping[str, object] = field(default_factory=dict)
+    special_tokens_stripped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +107,11 @@ class Delta:
     stream. `output_tokens` is a running total when the server reports usage; `token_count` is the
     number of tokens in this chunk when the log lists them (vLLM). `whole_text` marks a chunk whose
     `content` is the full response (vLLM `streaming complete`): it ends the stream and stands in for
-    the deltas only when none were seen. `request_id` is for reassembly only, never a label.
+    the deltas only when none were seen. `max_tokens` is the request's budget when the log joins it
+    in (vLLM's `Received request` line). `usage_follows` marks a finish chunk that a usage-only
+    chunk follows (`stream_options.include_usage`, hinted by `"usage": null` on the chunks), so
+    the stream waits for its token count. `request_id` is for reassembly only,
+    never a label.
     """
 
     request_id: str
@@ -115,3 +123,5 @@ class Delta:
     output_tokens: int | None = None
     token_count: int | None = None
     whole_text: bool = False
+    max_tokens: int | None = None
+    usage_follows: bool = False

@@ -7,6 +7,7 @@ fields) or which `RecordError` (reason and JSON path) each line must produce.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,35 @@ def test_every_format_has_a_section_in_the_docs() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     for name in FORMATS:
         assert f"\n## {name}\n" in doc, f"docs/formats.md has no '## {name}' section"
+
+
+def test_a_litellm_payload_is_not_also_taken_for_an_openai_pair() -> None:
+    line = good_lines("litellm_payload")[0]
+    assert format_candidates(orjson.loads(line)) == ("litellm_payload",)
+
+
+def test_a_langfuse_generation_with_string_input_and_output_is_not_verl() -> None:
+    obj = {"id": "o", "traceId": "t", "type": "GENERATION", "input": "hi", "output": "hello"}
+    assert format_candidates(obj) == ("langfuse_generation",)
+
+
+@pytest.mark.parametrize("name", [n for n in FORMATS if n != "custom"])
+def test_every_format_fills_identity_from_the_records_own_ids(name: str) -> None:
+    """Issue 8: a flagged sample must be findable; every format copies its record ids (never labels)."""
+    parser = LineParser(name)
+    items = [item for line in good_lines(name) for item in parser.parse_items(line)]
+    # a Delta's request id becomes the streamed reply's identity.request_id (classification/streams.py)
+    identities = [dict(i.identity) if isinstance(i, Record) else {"request_id": i.request_id} for i in items]
+    identities = [i for i in identities if i]
+    assert identities, f"{name}: no fixture record carries its identity"
+    for identity in identities:
+        assert all(isinstance(v, int | str) for v in identity.values()), identity
+
+
+@pytest.mark.parametrize("name", [n for n in FORMATS if n not in ("custom", "generic")])
+def test_every_upstream_format_section_names_its_writer_and_commit(name: str) -> None:
+    """Issue 9 item 5: each section says which upstream code it follows (file @ commit)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = doc.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+    assert "Writer" in section and re.search(r"@[0-9a-f]{12}\b", section), f"{name}: no writer@commit"
+    assert "```" in section, f"{name}: no example record"

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from degeneration_exporter.classification.classify import Classifier
+from degeneration_exporter.classification.result import FlagKind
+from degeneration_exporter.classification.streams import StreamAssembler
 from degeneration_exporter.errors import MissingField
-from degeneration_exporter.formats import detect_format
+from degeneration_exporter.formats import FORMATS, detect_format
 from degeneration_exporter.formats.lines import LineParser, decode_line
+from degeneration_exporter.formats.vllm_log import VllmLogJoiner
 from degeneration_exporter.record import Delta, FinishReason, Record
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -99,3 +103,52 @@ def test_text_that_quotes_the_line_syntax_is_not_confused_with_it() -> None:
     text = "x', output_token_ids: [9], finish_reason: stop"
     [record] = parse(f"{HEADER}Generated response r-8: output: {text!r}, finish_reason: length")
     assert isinstance(record, Record) and record.text == text and record.finish_reason is FinishReason.LENGTH
+
+
+def test_debug_details_line_alone_is_not_malformed() -> None:
+    line = f"{HEADER}Generated response r-7 details: output_token_ids: [1, 2, 3]"
+    assert parse(line) == []
+    assert list(FORMATS["vllm_log"].parse({"message": line})) == []
+
+
+def test_streamed_delta_splits_content_reasoning_and_tool_calls() -> None:
+    [delta] = parse(
+        f"{HEADER}Generated response r-8 (streaming delta): output: "
+        "'Let me see [reasoning: a [nested] thought] [tool_calls: {\"q\": 1}]', finish_reason: None"
+    )
+    assert isinstance(delta, Delta) and (delta.content, delta.reasoning) == (
+        "Let me see",
+        "a [nested] thought",
+    )
+
+
+def test_joined_request_facts_are_bounded() -> None:
+    joiner = VllmLogJoiner(max_pending=2)
+    for n in range(3):
+        params = f"SamplingParams(n=1, max_tokens={n + 10})"
+        received = f"{HEADER}Received request r-{n}: params: {params}, lora_request: None."
+        assert list(joiner({"message": received})) == []
+    budgets = []
+    for n in range(3):
+        [record] = joiner({"message": f"{HEADER}Generated response r-{n}: output: 'x', finish_reason: stop"})
+        assert isinstance(record, Record)
+        budgets.append(record.max_tokens)
+    assert budgets == [None, 11, 12]  # the oldest request line was dropped
+
+
+def test_a_streamed_reply_gets_the_budget_of_its_request_line_and_counts_a_ceiling_hit() -> None:
+    parser, assembler = LineParser("vllm_log"), StreamAssembler(Classifier())
+    lines = [
+        f"{HEADER}Received request chatcmpl-s1: params: SamplingParams(max_tokens=3), lora_request: None.",
+        f"{HEADER}Generated response chatcmpl-s1 (streaming delta): output: 'One', output_token_ids: [1], "
+        "finish_reason: None",
+        f"{HEADER}Generated response chatcmpl-s1 (streaming delta): output: ' two three', "
+        "output_token_ids: [2, 3], finish_reason: length",
+    ]
+    done = []
+    for line in lines:
+        for delta in parser.parse_items(line.encode()):
+            assert isinstance(delta, Delta)
+            done.extend(assembler.feed(delta))
+    [reply] = done
+    assert (reply.max_tokens, reply.output_tokens) == (3, 3) and FlagKind.CEILING in reply.flags

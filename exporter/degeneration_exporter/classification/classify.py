@@ -25,6 +25,8 @@ __all__ = ["Classifier", "ClassifierConfig", "ResponseStream", "classify", "defa
 
 DEFAULT_REPETITION_DETECTORS: tuple[str, ...] = ("tandem_repeat",)
 LEAK_DETECTOR = "template_leak"
+STRIPPED_ROLES = "stripped_roles"
+"""The leak family added for a record marked `special_tokens_stripped` (verl dumps)."""
 
 
 class ClassifierConfig(BaseModel):
@@ -92,6 +94,12 @@ class Classifier:
         self._repetition = tuple(
             dict.fromkeys([*self.config.repetition_detectors, *self.config.report_detectors])
         )
+        if self.config.template_leak:  # records decoded without special tokens also get bare role lines
+            leak = self._params[LEAK_DETECTOR]
+            families = getattr(leak, "families", ())
+            if STRIPPED_ROLES not in families:
+                leak = leak.model_copy(update={"families": (*families, STRIPPED_ROLES)})
+            self._stripped_leak_params = leak
         # Verdict membership and loop-location priority, fixed per config (read for every record).
         self._verdict = frozenset(self.config.repetition_detectors)
         self._verdict_order = {name: i for i, name in enumerate(self.config.repetition_detectors)}
@@ -124,8 +132,10 @@ class Classifier:
                 found = on_reasoning.finish() if on_reasoning else spec.detect(reasoning, params)
                 findings.append(_on_channel(found, "reasoning"))
         if self.config.template_leak:
-            on_leak = live.get((LEAK_DETECTOR, "content"))
-            leak, leak_params = DETECTORS[LEAK_DETECTOR], self._params[LEAK_DETECTOR]
+            stripped = record.special_tokens_stripped
+            on_leak = None if stripped else live.get((LEAK_DETECTOR, "content"))
+            leak = DETECTORS[LEAK_DETECTOR]
+            leak_params = self._stripped_leak_params if stripped else self._params[LEAK_DETECTOR]
             findings.append(on_leak.finish() if on_leak else leak.detect(content, leak_params))
         return findings
 

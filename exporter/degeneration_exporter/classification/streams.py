@@ -10,12 +10,19 @@ Bounds (a server log can hold any number of never-finished streams):
 - at most `max_open_streams` open at once; opening one more closes the least recently active;
 - a stream with no chunk for `idle_timeout` is closed by `expire()` (also run on every `feed`);
 - both are classified with `FinishReason.ABORT`, like a client disconnect, and counted in `stats`;
-- closed keys are remembered (as many as `max_open_streams`) so late chunks (the usage-only chunk
-  after the finish, vLLM's `streaming complete` line) are dropped instead of opening a stream;
+- closed keys are remembered (as many as `max_open_streams`) so late chunks (vLLM's `streaming
+  complete` line) are dropped instead of opening a stream;
   they, and chunks with nothing to classify (role-only, usage-only), count as `ignored_chunks`;
 - no text is kept: every delta goes straight to the stream's incremental detectors (every detector
   has one, with bounded state), and lengths, loop onset and chars after onset come from counts. So
   a response looping until a huge ceiling, or never finishing, costs the detectors' state only.
+- with `stream_options.include_usage` the server sends a usage-only chunk right after the finish
+  chunk; a stream that finished without a count is held for it (its count joins the reply) when
+  the chunk says `usage_follows` (the OpenAI API writes `"usage": null` on the earlier chunks),
+  or, with `await_usage=True`, always (vLLM writes no hint; for one-shot readers such as `scan`,
+  which call `close()` at the end). The next chunk of another request, `expire()` after
+  `USAGE_WAIT` seconds, or `close()` releases a held stream without a count (never as ABORT).
+  The daemon keeps `await_usage` off: nothing calls it between lines of a quiet log.
 
 The request id keys the streams and goes into `Record.identity` for reports; it never becomes a
 label. The clock is injected (monotonic seconds). Not thread-safe: one assembler per source thread.
@@ -37,12 +44,15 @@ from .result import Classification
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_OPEN_STREAMS",
+    "USAGE_WAIT",
     "StreamAssembler",
     "StreamStats",
 ]
 
 DEFAULT_MAX_OPEN_STREAMS = 1024
 DEFAULT_IDLE_TIMEOUT = timedelta(minutes=5)
+USAGE_WAIT = 1.0
+"""Seconds `expire()` keeps a finished stream waiting for its usage-only chunk."""
 
 _Key = tuple[str, int]
 
@@ -73,6 +83,8 @@ class _OpenStream:
     model: str | None = None
     output_tokens: int | None = None
     token_count: int | None = None
+    max_tokens: int | None = None
+    finish: FinishReason = FinishReason.UNKNOWN
 
 
 class StreamAssembler:
@@ -84,6 +96,7 @@ class StreamAssembler:
         *,
         max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
         idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+        await_usage: bool = False,
         clock: Callable[[], float] = time.monotonic,
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
@@ -94,8 +107,10 @@ class StreamAssembler:
         self._idle = idle_timeout.total_seconds()
         self._clock = clock
         self._on_finding = on_finding
+        self._await_usage = await_usage
         self._open: OrderedDict[_Key, _OpenStream] = OrderedDict()
         self._closed: OrderedDict[_Key, None] = OrderedDict()
+        self._held: OrderedDict[_Key, _OpenStream] = OrderedDict()
         self.stats = StreamStats()
 
     @property
@@ -106,6 +121,8 @@ class StreamAssembler:
     def feed(self, delta: Delta) -> list[Classification]:
         """Take one chunk; return the responses it finished (plus any closed as idle or evicted)."""
         done = self.expire()
+        if self._held:  # finished before this chunk: they go first
+            done[:0] = self._release_held(delta)
         key = (delta.request_id, delta.index)
         state = self._open.get(key)
         if state is None:
@@ -117,6 +134,7 @@ class StreamAssembler:
             self._open.move_to_end(key)
         state.last_seen = self._clock()
         state.model = delta.model or state.model
+        state.max_tokens = delta.max_tokens or state.max_tokens
         if delta.output_tokens is not None:
             state.output_tokens = delta.output_tokens
         if delta.token_count is not None:
@@ -132,13 +150,47 @@ class StreamAssembler:
         if delta.content:
             self._feed_text(state, delta.content, "content")
         if delta.finish_reason is not None:
-            done.append(self._close(key, delta.finish_reason))
             self.stats.finished += 1
+            uncounted = state.output_tokens is None and (delta.usage_follows or self._await_usage)
+            if uncounted and state.token_count is None:
+                self._hold(key, delta.finish_reason)  # its usage-only chunk may come next
+            else:
+                done.append(self._close(key, delta.finish_reason))
+        return done
+
+    def _hold(self, key: _Key, reason: FinishReason) -> None:
+        state = self._open.pop(key)
+        state.finish = reason
+        state.last_seen = self._clock()
+        self._held[key] = state
+        self._remember_closed(key)
+
+    def _release_held(self, delta: Delta | None) -> list[Classification]:
+        """Held streams this chunk settles: its usage joins them, or it belongs to another request."""
+        if delta is None:
+            keys = list(self._held)
+        else:
+            keys = [k for k in self._held if k[0] != delta.request_id]
+            if _is_usage_only(delta):
+                mine = [k for k in self._held if k[0] == delta.request_id]
+                if mine == [(delta.request_id, 0)]:  # usage counts all choices: one choice only
+                    self._held[mine[0]].output_tokens = delta.output_tokens
+                keys.extend(mine)
+        done = []
+        for key in keys:
+            state = self._held.pop(key)
+            done.append(self._finish(key, state, state.finish))
         return done
 
     def expire(self) -> list[Classification]:
-        """Close streams idle for `idle_timeout` as ABORT (oldest activity first)."""
+        """Close streams idle for `idle_timeout` as ABORT (oldest activity first); release finished
+        streams that waited `USAGE_WAIT` seconds for a usage chunk."""
         done: list[Classification] = []
+        if self._held:
+            waited = self._clock() - USAGE_WAIT
+            for key in [k for k, s in self._held.items() if s.last_seen <= waited]:
+                state = self._held.pop(key)
+                done.append(self._finish(key, state, state.finish))
         deadline = self._clock() - self._idle
         while self._open:
             key, state = next(iter(self._open.items()))
@@ -149,10 +201,11 @@ class StreamAssembler:
         return done
 
     def close(self) -> list[Classification]:
-        """Close every open stream as ABORT (shutdown: they cannot be finished from this process)."""
-        done = [self._close(key, FinishReason.ABORT) for key in list(self._open)]
-        self.stats.idle_closed += len(done)
-        return done
+        """Release held streams, then close every open one as ABORT (shutdown: they cannot finish)."""
+        done = self._release_held(None)
+        aborted = [self._close(key, FinishReason.ABORT) for key in list(self._open)]
+        self.stats.idle_closed += len(aborted)
+        return done + aborted
 
     def _start(self, key: _Key, done: list[Classification]) -> _OpenStream:
         if len(self._open) >= self._max_open:
@@ -175,11 +228,17 @@ class StreamAssembler:
             if self._on_finding is not None:
                 self._on_finding(finding)
 
-    def _close(self, key: _Key, reason: FinishReason) -> Classification:
-        state = self._open.pop(key)
+    def _remember_closed(self, key: _Key) -> None:
         self._closed[key] = None
         if len(self._closed) > self._max_open:
             self._closed.popitem(last=False)
+
+    def _close(self, key: _Key, reason: FinishReason) -> Classification:
+        state = self._open.pop(key)
+        self._remember_closed(key)
+        return self._finish(key, state, reason)
+
+    def _finish(self, key: _Key, state: _OpenStream, reason: FinishReason) -> Classification:
         request_id, index = key
         identity: dict[str, object] = {"request_id": request_id}
         if index:
@@ -189,9 +248,15 @@ class StreamAssembler:
             finish_reason=reason,
             model=state.model,
             output_tokens=state.output_tokens if state.output_tokens is not None else state.token_count,
+            max_tokens=state.max_tokens,
             identity=identity,
         )
         return state.stream.finish(record, lengths=(state.content_chars, state.reasoning_chars))
+
+
+def _is_usage_only(delta: Delta) -> bool:
+    """The chunk `stream_options.include_usage` adds after the finish: a count and no choices."""
+    return delta.output_tokens is not None and not _starts_stream(delta)
 
 
 def _starts_stream(delta: Delta) -> bool:

@@ -44,6 +44,7 @@ FamilyName = Literal[
     "osaurus_stream",
     "osaurus_gauntlet",
     "osaurus_autorun",
+    "stripped_roles",
 ]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -150,6 +151,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "<</SYS>>",
         "</s>",
     ),
+    # A template turn whose special tokens were stripped on decode (verl `skip_special_tokens=True`:
+    # `<|im_end|>\n<|im_start|>user\n` -> `\nuser\n`). Not a default: applied only to records a
+    # format marks `special_tokens_stripped`.
+    "stripped_roles": ("\nsystem\n", "\nuser\n", "\nassistant\n"),
 }
 
 DEFAULT_FAMILIES: tuple[FamilyName, ...] = (

@@ -6,7 +6,9 @@ registers itself on import. Format names are the config's `format:` values and `
 Detection precedence (docs/formats.md, "Detection"): every format except `custom` has a sniff
 (cheap key checks). The specific sniffs are written to be mutually exclusive (each keys on a
 field its format alone has: `object`, `custom_id`, `event`+`rid`, `eid`, `sample_index`,
-`index`+`group_index`, `input`+`output`, `resourceLogs`/`resourceSpans`, a vLLM log header).
+`index`+`group_index`, `input`+`output`, `resourceLogs`/`resourceSpans`, a vLLM log header,
+`request_id`+`outputs[].token_ids`, `step`+`prompt`+`completion`, `call_type`+`model_parameters`,
+`type: GENERATION`+`traceId`).
 `generic` is the fallback: picked only when no specific sniff matches any sampled record. One
 record matching two specific formats, or sampled records matching different ones, is
 `UnknownFormat` naming the candidates.
@@ -23,17 +25,22 @@ from ..errors import UnknownFormat
 from .base import FormatSpec, ParseFn, SniffFn
 from .custom import CustomFormatOptions, parse_custom
 from .generic import is_generic, parse_generic
+from .langfuse_generation import is_langfuse_generation, parse_langfuse_generation
+from .litellm_payload import is_litellm_payload, parse_litellm_payload
 from .openai_batch import is_openai_batch, parse_openai_batch
 from .openai_chat import is_openai_chat, parse_openai_chat
 from .openai_chunk import is_openai_chunk, parse_openai_chunk
 from .openai_completion import is_openai_completion, parse_openai_completion
+from .openai_response import is_openai_response, parse_openai_response
 from .otlp_json import is_otlp_json, parse_otlp_json
 from .relax_rollout import is_relax_rollout, parse_relax_rollout
 from .sglang_log import is_sglang_log, parse_sglang_log
 from .slime_rollout import is_slime_rollout, parse_slime_rollout
 from .trinity_experience import is_trinity_experience, parse_trinity_experience
+from .trl_completions import is_trl_completions, parse_trl_completions
 from .verl_rollout import is_verl_rollout, parse_verl_rollout
-from .vllm_log import is_vllm_log, parse_vllm_log
+from .vllm_log import VllmLogJoiner, is_vllm_log, parse_vllm_log
+from .vllm_request_output import is_vllm_request_output, parse_vllm_request_output
 
 __all__ = [
     "DETECT_SAMPLE",
@@ -65,8 +72,17 @@ FORMATS: Final[dict[str, FormatSpec]] = {
         is_openai_chunk,
         "OpenAI chat.completion.chunk stream lines (reassembled by request id)",
     ),
+    "openai_response": FormatSpec(
+        "openai_response",
+        parse_openai_response,
+        is_openai_response,
+        "OpenAI Responses API bodies (object: response), bare or {request, response}",
+    ),
     "openai_batch": FormatSpec(
-        "openai_batch", parse_openai_batch, is_openai_batch, "OpenAI Batch output lines (vLLM run-batch)"
+        "openai_batch",
+        parse_openai_batch,
+        is_openai_batch,
+        "OpenAI Batch output lines (vLLM run-batch), chat or Responses bodies",
     ),
     "vllm_log": FormatSpec(
         "vllm_log",
@@ -74,6 +90,13 @@ FORMATS: Final[dict[str, FormatSpec]] = {
         is_vllm_log,
         "vLLM server log with --enable-log-outputs (text lines)",
         text_lines=True,
+        joining=VllmLogJoiner,
+    ),
+    "vllm_request_output": FormatSpec(
+        "vllm_request_output",
+        parse_vllm_request_output,
+        is_vllm_request_output,
+        "vLLM offline LLM.generate RequestOutputs dumped as JSON ({request_id, outputs: [...]})",
     ),
     "sglang_log": FormatSpec(
         "sglang_log", parse_sglang_log, is_sglang_log, "SGLang --log-requests-format json events"
@@ -101,6 +124,24 @@ FORMATS: Final[dict[str, FormatSpec]] = {
         parse_trinity_experience,
         is_trinity_experience,
         "Trinity-RFT Experience.to_dict() JSONL",
+    ),
+    "trl_completions": FormatSpec(
+        "trl_completions",
+        parse_trl_completions,
+        is_trl_completions,
+        "TRL GRPOTrainer completions tables ({step, prompt, completion, rewards..., advantage})",
+    ),
+    "litellm_payload": FormatSpec(
+        "litellm_payload",
+        parse_litellm_payload,
+        is_litellm_payload,
+        "LiteLLM StandardLoggingPayload lines (standard_logging_object)",
+    ),
+    "langfuse_generation": FormatSpec(
+        "langfuse_generation",
+        parse_langfuse_generation,
+        is_langfuse_generation,
+        "Langfuse generation observations (type: GENERATION) as exported",
     ),
     "otlp_json": FormatSpec(
         "otlp_json",

@@ -21,9 +21,12 @@ ChoiceShape = Literal["message", "text", "any"]
 
 
 def unwrap(obj: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, Mapping[str, Any] | None]:
-    """(body, body path, request) for a bare response or a `{"request": ..., "response": ...}` pair."""
+    """(body, body path, request) for a bare response or a `{"request": ..., "response": ...}` pair.
+
+    A LiteLLM logging payload also has a `response` object but is its own format
+    (`litellm_payload`): it is not taken for a pair, so the chat sniff does not claim it too."""
     response = obj.get("response")
-    if isinstance(response, Mapping):
+    if isinstance(response, Mapping) and "call_type" not in obj:
         request = obj.get("request")
         return response, "response", request if isinstance(request, Mapping) else None
     return obj, "", None

@@ -2,7 +2,9 @@
 
 Why shared: Relax is derived from slime; both serialise the same `Sample` (`response`, `status`,
 `response_length`, `tokens`, `loss_mask`, identity fields) and the same debug dump wrapper
-`{"rollout_id": <step>, "samples": [...]}` (formats.md, THUDM/slime and Relax).
+`{"rollout_id": <step>, "samples": [...]}` (formats.md, THUDM/slime and Relax). Token ids: slime's
+`tokens` (prompt + response, `response_length` of them the response) or, when those cannot be
+aligned, Relax's response-only `response_token_ids`.
 `status` maps through `parse_finish_reason`: truncated -> LENGTH (a ceiling hit), aborted -> ABORT,
 completed -> STOP, failed -> ERROR, pending -> UNKNOWN.
 """
@@ -34,10 +36,13 @@ def is_dump_wrapper(obj: Mapping[str, Any]) -> bool:
 
 
 def records_from_dump(obj: Mapping[str, Any]) -> Iterator[Record]:
-    """One Record per sample of a dump wrapper; its `rollout_id` is the step; `position` is the list index."""
+    """One Record per sample of a dump wrapper; its `rollout_id` is the step; `position` is the list
+    index, counted from the wrapper's `position` when it has one (`sources.pt_dump` writes one
+    sample per line as `{"rollout_id", "position", "samples": [sample]}`)."""
     step = optional_int(obj, "rollout_id")
+    first = optional_int(obj, "position") or 0
     for i, sample in enumerate(require_list(obj, "samples")):
-        yield record_from_sample(sample, where=f"samples.{i}", step=step, position=i)
+        yield record_from_sample(sample, where=f"samples.{i}", step=step, position=first + i)
 
 
 def record_from_sample(sample: Any, *, where: str, step: int | None, position: int | None = None) -> Record:
@@ -55,7 +60,11 @@ def record_from_sample(sample: Any, *, where: str, step: int | None, position: i
         mask = optional_int_list(sample, "loss_mask")
         action_mask = mask if mask is not None and len(mask) == response_length else None
     else:
-        token_ids = None  # cannot be aligned with the response (abbreviated or inconsistent dump)
+        # `tokens` cannot be aligned with the response (abbreviated or inconsistent dump, or a Relax
+        # JSONL, which has none): Relax's response-only `response_token_ids` stand in when present.
+        token_ids = optional_int_list(sample, "response_token_ids")
+        if response_length is None and token_ids is not None:
+            response_length = len(token_ids)
     identity: dict[str, object] = {
         key: sample[key] for key in IDENTITY_KEYS if isinstance(sample.get(key), int | str)
     }

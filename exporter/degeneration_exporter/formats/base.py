@@ -32,7 +32,9 @@ class FormatSpec:
 
     `sniff` is None for formats never auto-detected (`custom`). `fallback` formats (`generic`) are
     picked only when no specific format matches. `text_lines` formats (`vllm_log`) accept lines
-    that are not JSON objects: such a line is passed as `{"message": <line>}`.
+    that are not JSON objects: such a line is passed as `{"message": <line>}`. `joining` formats
+    join facts logged on several lines (vLLM's request line, its DEBUG token-id line): the factory
+    makes one stateful `ParseFn` per reader (`LineParser`), while `parse` stays the one-line form.
     """
 
     name: str
@@ -41,3 +43,4 @@ class FormatSpec:
     summary: str
     text_lines: bool = False
     fallback: bool = False
+    joining: Callable[[], ParseFn] | None = None

@@ -73,7 +73,10 @@ class LineParser:
 
     def _select(self, spec: FormatSpec, options: CustomFormatOptions | None = None) -> None:
         self._spec = spec
-        self._parse = partial(parse_custom, options=options) if options is not None else spec.parse
+        if options is not None:
+            self._parse = partial(parse_custom, options=options)
+        else:
+            self._parse = spec.joining() if spec.joining is not None else spec.parse
 
     def parse_items(self, data: bytes) -> list[Record | Delta]:
         """Records and Deltas of one line (blank lines: none). Raises a RecordError subclass."""

@@ -4,7 +4,12 @@ Why its own format: a streamed response arrives as many chunks sharing an `id`; 
 `Delta` and `classification/streams.py` reassembles them, so loops are seen in flight. Per
 choice: `delta.content`, `delta.reasoning` / `delta.reasoning_content` (vLLM renamed the field,
 formats.md), and `finish_reason` on the last chunk. With `stream_options.include_usage` a final
-chunk has `choices: []` and `usage`; it becomes a Delta carrying only `output_tokens`.
+chunk has `choices: []` and `usage`; it becomes a Delta carrying only `output_tokens`. It comes
+after the finish chunk (vLLM `chat_completion_stream_generator`, serving.py @5e918640d7b6). The
+OpenAI API writes `"usage": null` (its `include_usage` contract) on the
+other chunks then: such a finish chunk is marked `usage_follows` and its stream waits for the
+count. vLLM dumps with `exclude_unset=True` and gives no such hint (see `StreamAssembler`'s
+`await_usage`).
 """
 
 from __future__ import annotations
@@ -49,4 +54,5 @@ def parse_openai_chunk(obj: Mapping[str, Any]) -> Iterator[Delta]:
             index=index if isinstance(index, int) else i,
             model=model,
             output_tokens=usage,
+            usage_follows=finish is not None and usage is None and "usage" in obj,
         )

@@ -7,7 +7,8 @@ exists only if a workflow put one in `info.finish_reason`.
 
 Mapping: `Record.step` is `eid.batch` (the explore step; in Trinity's EID `step` is the turn
 within a multi-step episode and `run` the repeat index, so neither is a training step or a run
-name); the whole EID goes to `identity["eid"]` as Trinity's uid `batch/task/run/step/suffix`.
+name); the whole EID goes to `identity["eid"]` as Trinity's uid `batch/task/run/step/suffix`, and
+the step to `identity["step"]`.
 Multi-turn text is the assistant messages joined by newlines. DPO pairs are not generations and
 yield nothing.
 """
@@ -49,8 +50,16 @@ def parse_trinity_experience(obj: Mapping[str, Any]) -> Iterator[Record]:
         action_mask=optional_int_list(obj, "action_mask") if token_ids is not None else None,
         output_tokens=optional_int(obj, "response_length"),
         step=batch if isinstance(batch, int) and not isinstance(batch, bool) else None,
-        identity={"eid": "/".join(str(eid.get(part, "")) for part in _EID_PARTS)},
+        identity=_identity(eid, batch),
     )
+
+
+def _identity(eid: Mapping[str, Any], batch: Any) -> dict[str, object]:
+    """Trinity's uid `batch/task/run/step/suffix` as `eid`, and the explore step."""
+    identity: dict[str, object] = {"eid": "/".join(str(eid.get(part, "")) for part in _EID_PARTS)}
+    if isinstance(batch, int) and not isinstance(batch, bool):
+        identity["step"] = batch
+    return identity
 
 
 def _response_text(obj: Mapping[str, Any]) -> str:
