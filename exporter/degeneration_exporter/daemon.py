@@ -20,7 +20,7 @@ from . import __version__
 from .classification.classify import Classifier
 from .config import AUTO_FORMAT, FileTailSourceConfig, HttpPushSourceConfig, Settings, StdinSourceConfig
 from .errors import ConfigError, PositionsInUse
-from .pipeline import SourceRunner
+from .pipeline import PathLabels, SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sources.base import Source
 from .sources.file_tail import FileTailSource
@@ -43,7 +43,7 @@ from .web import (
 if TYPE_CHECKING:
     from .sinks.otlp import OtlpSink
 
-__all__ = ["Daemon", "build_classifier"]
+__all__ = ["Daemon", "build_classifier", "path_labels"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,11 @@ def build_classifier(settings: Settings) -> Classifier:
         )
     params = settings.detectors.model_dump()
     return Classifier(settings.classify.model_copy(update={"detector_params": params}))
+
+
+def path_labels(config: Any) -> PathLabels:
+    """A source's `run`/`model_name` options (`_PipelineOptions`) as the pipeline applies them."""
+    return PathLabels(config.run, config.model_name, config.run_from_path, config.model_from_path)
 
 
 def _ingest_route(source: HttpPushSource) -> Route:
@@ -125,6 +130,7 @@ class Daemon:
                     recent=recent,
                     keep_evidence=settings.web.landing_show_text,
                     max_stream_chars=config.max_stream_chars,
+                    labels=path_labels(config),
                 )
                 self._wired.append(_Wired(runner, config.type, patterns))
             self._web, self.tls = self._build_web(routes)
