@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def run_scan(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     )
 
 
-def write_jsonl(path: Path, rows: list[object], raw_lines: list[str] = ()) -> Path:  # type: ignore[assignment]
+def write_jsonl(path: Path, rows: Sequence[object], raw_lines: Sequence[str] = ()) -> Path:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row) + "\n")

@@ -57,8 +57,10 @@ def _chunks(fh: BinaryIO, start: int, end: int | None) -> Iterator[bytes]:
     if start:
         fh.seek(start)
     left = None if end is None else end - start
+    # gzip: read1 hands out what is decompressed so far, so a truncated stream loses only its tail
+    read = fh.read1 if isinstance(fh, gzip.GzipFile) else fh.read
     while left is None or left > 0:
-        chunk = fh.read(_CHUNK_BYTES if left is None else min(_CHUNK_BYTES, left))
+        chunk = read(_CHUNK_BYTES if left is None else min(_CHUNK_BYTES, left))
         if not chunk:
             return
         if left is not None:
