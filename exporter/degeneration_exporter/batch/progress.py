@@ -6,6 +6,7 @@ Why only on a terminal: a log file or CI capture must get the report and the err
 
 from __future__ import annotations
 
+import shutil
 import sys
 from typing import Any
 
@@ -20,6 +21,7 @@ class Progress:
         self.records = 0
         self.flagged = 0
         if enabled:
+            size = shutil.get_terminal_size((100, 20))  # a terminal reporting 0x0 gets 100x20
             from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
             self._bar = tqdm(
@@ -29,7 +31,8 @@ class Progress:
                 unit_divisor=1024,
                 file=sys.stderr,
                 desc="scan",
-                dynamic_ncols=True,
+                ncols=size.columns,
+                nrows=size.lines,  # tqdm hides a bar at a row beyond a 0-row terminal
                 leave=False,
             )
 
@@ -43,6 +46,7 @@ class Progress:
         if self._bar is not None:
             self._bar.set_postfix(records=self.records, flagged=self.flagged, refresh=False)
             self._bar.update(size)
+            self._bar.refresh()  # once per finished piece (megabytes): cheap, and every piece is shown
 
     def close(self) -> None:
         if self._bar is not None:
