@@ -17,6 +17,7 @@ bash scripts/install-helm.sh
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+bash scripts/install-ray.sh
 
 .venv/bin/ruff check exporter tests bench dashboards scripts examples
 .venv/bin/ruff format --check exporter tests bench dashboards scripts examples
