@@ -24,6 +24,7 @@ class Progress:
             size = shutil.get_terminal_size((100, 20))  # a terminal reporting 0x0 gets 100x20
             from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
+            tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
             self._bar = tqdm(
                 total=total_bytes or None,
                 unit="B",
