@@ -105,7 +105,7 @@ class _PipelineOptions(BaseModel):
         None,
         min_length=1,
         description="The `run` of this source's responses when neither the record nor `run_from_path` "
-        "gives one (docs/running.md, \"Several runs under one glob\").",
+        'gives one (docs/running.md, "Several runs under one glob").',
     )
     model_name: str | None = Field(
         None,
