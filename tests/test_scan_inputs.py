@@ -7,6 +7,7 @@ status says so (0 all read, 1 some input failed, 2 bad parameters). Real files, 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -120,3 +121,17 @@ def test_bad_execution_parameters_exit_2(tmp_path: Path, flags: list[str]) -> No
     dump = write_jsonl(tmp_path / "d.jsonl", [{"response": CLEAN}])
     proc = run_scan(str(dump), *flags)
     assert proc.returncode == 2 and flags[0] in proc.stderr
+
+
+def test_a_pt_dump_is_dispatched_to_the_pt_reader_and_failures_are_clear(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "good.jsonl", [{"response": CLEAN}])
+    pt = tmp_path / "rollout_3.pt"
+    pt.write_bytes(b"not a torch file")
+    out = tmp_path / "r.json"
+    proc = run_scan(str(tmp_path), "-o", str(out))
+    assert proc.returncode == 1, proc.stderr
+    report = _report(out)
+    assert [f["path"] for f in report["failed_files"]] == [str(pt)]
+    if importlib.util.find_spec("torch") is None:
+        assert "needs torch" in report["failed_files"][0]["reason"]
+    assert report["num_samples"] == 1 and "Traceback" not in proc.stderr

@@ -111,11 +111,14 @@ def iter_file_lines(
 
 
 def _pt_lines(path: str) -> Iterator[Line]:
+    """A `.pt` dump's samples as JSON lines (`sources/pt_dump.py`); without torch, one clear read error."""
+    need = "reading .pt dumps needs torch: pip install 'degeneration-exporter[torch]'"
     try:
         from .pt_dump import iter_pt_lines  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
-        raise OSError(
-            f"reading .pt dumps needs torch: pip install 'degeneration-exporter[torch]' ({exc})"
-        ) from exc
-    for line_no, data in enumerate(iter_pt_lines(path), 1):
-        yield Line(data=data, origin=path, line_no=line_no)
+        raise OSError(f"{need} ({exc})") from exc
+    try:
+        for line_no, data in enumerate(iter_pt_lines(path), 1):
+            yield Line(data=data, origin=path, line_no=line_no)
+    except ImportError as exc:  # the reader imports torch lazily
+        raise OSError(f"{need} ({exc})") from exc
