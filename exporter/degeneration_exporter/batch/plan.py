@@ -27,7 +27,8 @@ from ..sources.dump_file import SkippedLine, iter_file_lines
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "SCANNED_SUFFIXES", "Failure", "Piece", "expand_inputs", "plan_pieces"]
 
-DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
+DEFAULT_CHUNK_BYTES = 2 * 1024 * 1024
+"""Pieces of about this size: small enough to balance a few workers and bound what waits in memory."""
 SCANNED_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".pt")
 """What `scan DIR` picks up (recursively, sorted by path)."""
 _PROBE_BYTES = 1024 * 1024
@@ -155,10 +156,11 @@ def _one_line_format(
 
 
 def _line_bounds(path: str, size: int, chunk_bytes: int) -> list[int]:
-    """0, the line starts nearest to each multiple of `chunk_bytes`, and `size`."""
+    """0, the first line start at or after each of `ceil(size / chunk_bytes)` equal cuts, and `size`."""
     bounds = [0]
+    count = -(-size // chunk_bytes)
     with open(path, "rb") as fh:
-        for target in range(chunk_bytes, size, chunk_bytes):
+        for target in (k * size // count for k in range(1, count)):
             if target <= bounds[-1]:
                 continue
             fh.seek(target - 1)  # a line starts at target when byte target-1 is its predecessor's newline

@@ -162,7 +162,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="Plain files larger than this are split at line boundaries into pieces (default 8 MiB).",
+        help="Plain files larger than this are split at line boundaries into pieces (default 2 MiB).",
     )
     run.add_argument(
         "--engine",
