@@ -463,6 +463,13 @@ def _workers(args: argparse.Namespace) -> int:
 
     if args.address is not None and args.engine != "ray":
         raise ConfigError("--address applies only with --engine ray", field="--address")
+    if args.engine == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ConfigError(
+                "--engine ray needs ray: pip install 'degeneration-exporter[ray]'", field="--engine"
+            )
     if args.workers is None:
         return available_cores()
     if args.workers <= 0:
