@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+import pytest
 from degeneration_exporter.batch.piece import ScanJob, scan_piece
 from degeneration_exporter.batch.plan import Piece
 from degeneration_exporter.classification.classify import Classifier, ClassifierConfig
@@ -128,3 +129,15 @@ def test_run_and_model_from_the_path_else_the_static_values() -> None:
     first = pipeline.process(Line(line, "/data/runs/exp-7/step_1.jsonl", 1))
     other = pipeline.process(Line(line, "/elsewhere/step_1.jsonl", 1))
     assert [(r.run, r.model) for r in first + other] == [("exp-7", "m0"), ("fallback", "m0")]
+
+
+def test_scan_results_travel_back_without_text_unless_the_report_shows_it(tmp_path: Path) -> None:
+    import dataclasses
+
+    if "text" not in {f.name for f in dataclasses.fields(Classification)}:
+        pytest.skip("Classification.text arrives with branch `samples` (common.md, shared interface 1)")
+    dump = tmp_path / "d.jsonl"
+    dump.write_bytes(orjson.dumps({"response": LOOP}) + b"\n")
+    lean = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump))).samples[0]
+    full = scan_piece(ScanJob(ClassifierConfig(), keep_text=True), Piece(str(dump))).samples[0]
+    assert getattr(lean, "text") == "" and getattr(full, "text") == LOOP  # noqa: B009

@@ -10,7 +10,7 @@ read before it are kept and counted (a truncated gzip still being copied).
 from __future__ import annotations
 
 import gzip
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..classification.classify import Classifier, ClassifierConfig
@@ -39,6 +39,8 @@ class ScanJob:
     max_stream_chars: int = DEFAULT_MAX_STREAM_CHARS
     only_hits: bool = False
     labels: PathLabels = field(default_factory=PathLabels)
+    keep_text: bool = False
+    """Ship each sample's text back (an HTML report shows it); JSON and table reports never need it."""
 
 
 @dataclass(slots=True)
@@ -66,6 +68,10 @@ class PieceResult:
 
 
 _CLASSIFIERS: dict[str, Classifier] = {}
+_BLANK_TEXT: dict[str, Any] = {
+    n: "" for n in ("text", "reasoning") if n in {f.name for f in fields(Classification)}
+}
+"""The channels a Classification references (when it has them): dropped before results travel back."""
 
 
 def _classifier(config: ClassifierConfig) -> Classifier:
@@ -102,6 +108,8 @@ def scan_piece(job: ScanJob, piece: Piece) -> PieceResult:
         for result in results:
             tally.add(result)
             if result.flags or not job.only_hits:
+                if _BLANK_TEXT and not job.keep_text:
+                    result = replace(result, **_BLANK_TEXT)
                 samples.append(result)
 
     try:

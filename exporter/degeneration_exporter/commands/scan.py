@@ -407,6 +407,7 @@ def build_job(args: argparse.Namespace) -> ScanJob:
         max_line_bytes=max_line_bytes,
         max_stream_chars=pipeline.max_stream_chars,
         only_hits=args.only_hits,
+        keep_text=args.format == "html",
         labels=PathLabels(
             pipeline.run, pipeline.model_name, pipeline.run_from_path, pipeline.model_from_path
         ),
