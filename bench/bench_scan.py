@@ -1,13 +1,19 @@
-"""End to end: `scan` over a JSONL file of long texts vs the published Relax window scan alone.
+"""`scan` end to end against a Relax-style diagnose pass, and its peak memory as records grow.
 
-Why: the default verdict must be better than any single published detector and cost no more than
-one (issue: detection core, benchmark goals). This times the whole `scan` path in one process:
-reading the file, decoding JSON, format detection, the default classifier (tandem_repeat +
-template_leak + ceiling) and the JSON report, against Relax's window scan alone over the same texts
-already in memory (the baseline does no I/O, so the ratio is conservative). Peak memory is
-tracemalloc's peak for each path.
+Why: `scan` is what RL teams run over rollout dumps instead of Relax's offline diagnosis (issue
+"`scan` at scale"). Two measurements, each in one run of this script:
 
-Run: `.venv/bin/python bench/bench_scan.py [--texts 8] [--chars 300000] [--repeat 5]`.
+- speed: the real command (`degeneration-exporter scan FILE -o report.json`, its defaults: every
+  available core, the default verdict, start-up included) against a Relax-style diagnose pass in this
+  process (read the JSONL, `json.loads` each line, the published window scan with intervals from
+  `detectors/_window_scan.py` at Relax's defaults, write a JSON report with every sample's intervals),
+  on one file of short replies and one of long ones; the ratio is wall-clock Relax / scan.
+- memory: peak resident memory of the whole `scan` process tree (parent and worker processes, summed,
+  sampled from /proc every 20 ms) for files of N short replies; flat in N is the goal (<= 300 MB).
+
+Short replies are WebText continuations (human and sampled, ~900 characters), one in seven looping.
+Run: `.venv/bin/python bench/bench_scan.py [--short 60000] [--long 200] [--memory 60000,1000000]
+[--memory-flags '--detectors char_run']`.
 """
 
 from __future__ import annotations
@@ -15,128 +21,179 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
+import subprocess
+import sys
 import tempfile
 import time
-import tracemalloc
-import zlib
-from collections.abc import Callable
 from pathlib import Path
 
-from degeneration_exporter.classification.classify import Classifier
-from degeneration_exporter.commands.scan import scan_file
-from degeneration_exporter.formats.lines import LineParser
-from degeneration_exporter.sinks.json_report import JsonReport
+from degeneration_exporter.detectors._window_scan import (
+    DEFAULT_STRIDE,
+    DEFAULT_THRESHOLD,
+    DEFAULT_WINDOW_SIZE,
+    scan_windows,
+    window_bounds,
+)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "gpt2-large-webtext-dev"
+LOOP_UNIT = "The answer is not clear, so we need to check the numbers again. "
 
 
-def published_relax_scan(
-    text: str, window: int = 10_000, stride: int = 5_000, threshold: float = 10.0
-) -> bool:
-    """Relax PR #333 written plainly: every window sliced, encoded and compressed at level 9."""
-    n = len(text)
-    if n == 0:
-        return False
-    last = max(0, n - window)
-    starts = list(range(0, last + 1, stride))
-    if last % stride:
-        starts.append(last)
-    hit = False
-    for s in starts:
-        raw = text[s : s + window].encode("utf-8")
-        if len(raw) / len(zlib.compress(raw, 9)) > threshold:
-            hit = True
-    return hit
-
-
-def clean_texts(count: int, chars: int, seed: int = 7) -> list[str]:
-    """Long clean texts: real human and sampled continuations shuffled together (no loops)."""
-    pool: list[str] = []
-    for method in ("human", "nucleus", "contrastive", "typical", "topk"):
+def _pool() -> list[str]:
+    texts: list[str] = []
+    for method in ("human", "nucleus", "typical", "topk", "greedy"):
         with gzip.open(SHARED / f"{method}.jsonl.gz", "rt", encoding="utf-8") as fh:
-            pool += [json.loads(line)["text"] for line in fh]
+            texts += [json.loads(line)["text"] for line in fh]
+    return texts
+
+
+def write_short(path: Path, count: int, seed: int = 7) -> float:
+    """`count` short replies as Relax rollout records; returns the file's size in MB."""
     rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        parts: list[str] = []
-        size = 0
-        while size < chars:
-            t = rng.choice(pool)
-            parts.append(t)
-            size += len(t) + 2
-        out.append("\n\n".join(parts)[:chars])
-    return out
+    pool = _pool()
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(count):
+            text = rng.choice(pool)
+            if i % 7 == 0:
+                text = text[:300] + LOOP_UNIT * 10
+            status = "truncated" if i % 7 == 0 else "completed"
+            row = {"rollout_id": i // 1000, "sample_index": i, "response": text, "status": status}
+            fh.write(json.dumps(row) + "\n")
+    return path.stat().st_size / 1e6
 
 
-def looping_texts(count: int, chars: int) -> list[str]:
-    base = clean_texts(count, chars // 2, seed=11)
-    unit = "The answer is not clear, so we need to check the numbers again. "
-    return [b + unit * ((chars - len(b)) // len(unit) + 1) for b in base]
+def write_long(path: Path, count: int, chars: int = 100_000, seed: int = 11) -> float:
+    """`count` long replies (clean WebText joined; every other one ends in a loop); size in MB."""
+    rng = random.Random(seed)
+    pool = _pool()
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(count):
+            parts, size = [], 0
+            while size < chars:
+                parts.append(rng.choice(pool))
+                size += len(parts[-1]) + 2
+            text = "\n\n".join(parts)[:chars]
+            if i % 2:
+                text = text[: chars // 2] + LOOP_UNIT * (chars // 2 // len(LOOP_UNIT))
+            row = {"rollout_id": 0, "sample_index": i, "response": text, "status": "completed"}
+            fh.write(json.dumps(row) + "\n")
+    return path.stat().st_size / 1e6
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def relax_diagnose(path: Path, out: Path) -> int:
+    """Relax's offline diagnosis, as its entry point does it: json per line, window scan, one report."""
+    samples = []
+    repetitive = 0
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            text = record.get("response", "")
+            bounds = window_bounds(len(text), DEFAULT_WINDOW_SIZE, DEFAULT_STRIDE)
+            report = scan_windows(text, bounds, DEFAULT_THRESHOLD, False, None).report(len(text)).to_dict()
+            repetitive += report["has_repetition"]
+            samples.append({"sample_index": record.get("sample_index"), **report})
+    with out.open("w", encoding="utf-8") as fh:
+        json.dump({"num_samples": len(samples), "num_repetitive_samples": repetitive, "samples": samples}, fh)
+    return repetitive
 
 
-def peak_mib(fn: Callable[[], object]) -> float:
-    tracemalloc.start()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak / 2**20
+def scan_command(path: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "degeneration_exporter", "scan", str(path), "-o", str(out), "-q", *extra]
 
 
-def run_case(name: str, texts: list[str], repeat: int, out: list[str]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "dump.jsonl"
-        with path.open("w", encoding="utf-8") as fh:
-            for i, t in enumerate(texts):
-                fh.write(json.dumps({"index": i, "response": t, "status": "completed"}) + "\n")
-        mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-        classifier = Classifier()
+def _tree_rss(root: int) -> int:
+    """Resident bytes of `root` and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat[1])
+        rss[int(entry)] = int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
+    tree, frontier = {root}, {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - tree
+        tree |= frontier
+    return sum(rss.get(pid, 0) for pid in tree)
 
-        def scan() -> JsonReport:
-            report = JsonReport(config={})
-            scan_file(str(path), LineParser(None), classifier, report)
-            return report
 
-        def relax() -> list[bool]:
-            return [published_relax_scan(t) for t in texts]
+def run_measured(command: list[str]) -> tuple[float, int]:
+    """Wall-clock seconds and peak summed RSS of the process tree."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss(proc.pid))
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"scan failed ({proc.returncode}): {stderr}")
+    return elapsed, peak
 
-        flagged = scan().to_dict()["num_repetitive_samples"]
-        relax_flags = sum(relax())
-        t_scan = best_of(repeat, scan)
-        t_relax = best_of(repeat, relax)
-        m_scan, m_relax = peak_mib(scan), peak_mib(relax)
-        per_text = max(len(t) for t in texts)
-        out.append(
-            f"| {name} | {len(texts)} x {per_text:,} | {mb / t_relax:.1f} | {mb / t_scan:.1f} | "
-            f"{t_relax / t_scan:.2f}x | {m_relax:.2f} | {m_scan:.2f} | {relax_flags}/{len(texts)} | "
-            f"{flagged}/{len(texts)} |"
-        )
+
+def speed(tmp: Path, name: str, path: Path, mb: float, rows: list[str]) -> None:
+    t0 = time.perf_counter()
+    relax_flags = relax_diagnose(path, tmp / "relax.json")
+    t_relax = time.perf_counter() - t0
+    t_scan, peak = run_measured(scan_command(path, tmp / "scan.json"))
+    report = json.loads((tmp / "scan.json").read_text())
+    rows.append(
+        f"| {name} | {report['num_samples']:,} | {mb:.1f} | {t_relax:.1f} | {t_scan:.1f} | "
+        f"{t_relax / t_scan:.2f}x | {peak / 2**20:.0f} | {relax_flags} | {report['num_repetitive_samples']} |"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--texts", type=int, default=8)
-    parser.add_argument("--chars", type=int, default=300_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--short", type=int, default=60_000, help="short replies for the speed run")
+    parser.add_argument("--long", type=int, default=200, help="long replies (100k chars) for the speed run")
+    parser.add_argument("--memory", default="60000,1000000", help="record counts for the memory run")
+    parser.add_argument(
+        "--memory-flags",
+        default="",
+        help="extra scan flags for the memory run, e.g. '--detectors char_run' to make 1,000,000 replies "
+        "quick "
+        "(memory does not depend on the detectors' speed)",
+    )
+    parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
-    rows = [
-        "| input | texts x chars | Relax scan alone MB/s | scan end to end MB/s | speed ratio | "
-        "Relax peak MiB | scan peak MiB | Relax flagged | default flagged |",
-        "|---|---|---:|---:|---:|---:|---:|---|---|",
-    ]
-    run_case("long clean", clean_texts(args.texts, args.chars), args.repeat, rows)
-    run_case("long looping", looping_texts(args.texts, args.chars), args.repeat, rows)
-    print("\n".join(rows))
-    print(f"\n(best of {args.repeat} runs each; one core; zlib {zlib.ZLIB_RUNTIME_VERSION})")
+    cores = len(os.sched_getaffinity(0))
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        if not args.skip_speed:
+            rows = [
+                "| input | replies | MB | Relax-style diagnose s | scan (defaults) s | speed ratio | "
+                "scan peak MiB | Relax flagged | scan flagged |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            ]
+            short = tmp / "short.jsonl"
+            speed(tmp, "short replies", short, write_short(short, args.short), rows)
+            long = tmp / "long.jsonl"
+            speed(tmp, "long replies", long, write_long(long, args.long), rows)
+            print("\n".join(rows))
+            print(f"\n({cores} cores available; scan wall clock includes start-up)\n")
+        rows = [
+            "| replies | MB | scan s | peak RSS MiB (process tree) | report MB |",
+            "|---:|---:|---:|---:|---:|",
+        ]
+        for count in (int(c) for c in args.memory.split(",") if c):
+            path = tmp / f"mem{count}.jsonl"
+            mb = write_short(path, count)
+            out = tmp / "mem.json"
+            elapsed, peak = run_measured(scan_command(path, out, *args.memory_flags.split()))
+            report_mb = out.stat().st_size / 1e6
+            rows.append(f"| {count:,} | {mb:.0f} | {elapsed:.0f} | {peak / 2**20:.0f} | {report_mb:.0f} |")
+            path.unlink()
+        print("\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 bash scripts/install-torch.sh  # torch 2.13.0 CPU for the .pt dump tests
+bash scripts/install-ray.sh
 
 .venv/bin/ruff check exporter tests bench dashboards scripts examples
 .venv/bin/ruff format --check exporter tests bench dashboards scripts examples

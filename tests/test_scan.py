@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def run_scan(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     )
 
 
-def write_jsonl(path: Path, rows: list[object], raw_lines: list[str] = ()) -> Path:  # type: ignore[assignment]
+def write_jsonl(path: Path, rows: Sequence[object], raw_lines: Sequence[str] = ()) -> Path:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row) + "\n")
@@ -60,13 +61,15 @@ def test_scan_reports_kinds_identity_and_fraction(tmp_path: Path) -> None:
         ],
     )
     out = tmp_path / "report.json"
-    proc = run_scan(str(dump), "-o", str(out))
+    proc = run_scan(str(dump), "-o", str(out), "--report-detectors", "compression")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(out.read_text())
     assert report["num_samples"] == 4
     assert report["num_repetitive_samples"] == 1
     assert report["repetition_frac"] == pytest.approx(0.25)
-    samples = {s["index"]: s for s in report["files"][0]["samples"]}
+    samples = {s["index"]: s for s in report["samples"]}
+    assert [(s["path"], s["line"]) for s in report["samples"]] == [(str(dump), n) for n in (1, 2, 3, 4)]
+    assert list(report["samples"][0])[:2] == ["path", "line"]  # where first, then the record's identity
     assert samples[0]["kinds"] == []
     assert samples[1]["kinds"] == ["repetition", "ceiling", "ceiling_while_repeating"]
     assert (
@@ -183,7 +186,8 @@ def test_scan_shared_corpora(tmp_path: Path) -> None:
     assert smol["num_malformed"] == greedy["num_malformed"] == human["num_malformed"] == 0
     assert smol["num_flagged"]["ceiling"] == 61  # README: 61 replies hit the 2,000-token limit
     assert greedy["repetition_frac"] > 0.6 > 0.05 > human["repetition_frac"]
-    assert all(s["kinds"] for s in smol["samples"])  # --only-hits
+    assert report["samples"] and all(s["kinds"] for s in report["samples"])  # --only-hits
+    assert all(isinstance(s["line"], int) and s["line"] >= 1 for s in report["samples"])
 
 
 def test_scan_files_of_different_formats_and_streamed_chunks(tmp_path: Path) -> None:
@@ -222,7 +226,8 @@ def test_scan_files_of_different_formats_and_streamed_chunks(tmp_path: Path) -> 
     first, second = report["files"]
     assert first["num_samples"] == 1 and first["num_malformed"] == 0
     assert second["num_samples"] == 2 and second["num_malformed"] == 0
-    by_reason = {s["finish_reason"]: s for s in second["samples"]}
+    by_reason = {s["finish_reason"]: s for s in report["samples"] if s["path"] == str(stream)}
+    assert by_reason["length"]["line"] == len(words) + 1  # the line that completed the stream
     assert by_reason["length"]["kinds"] == ["repetition", "ceiling", "ceiling_while_repeating"]
     assert by_reason["abort"]["kinds"] == []  # req-2 never finished
 

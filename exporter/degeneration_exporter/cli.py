@@ -2,14 +2,19 @@
 
 Why a table of modules: a verb is added by one module and one line here, and `--help` is built
 from the modules' own `add_arguments`, so flags and docs cannot drift apart.
+Why lazy: only the verb being run is imported; the others' one-line `HELP` is read from their
+source (`_help_of`), so `--version`, `--help` and `VERB --help` never import what other verbs need.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import Protocol, cast
 
 from . import __version__
@@ -39,8 +44,27 @@ def _load(module: str) -> _Command:
     return cast(_Command, importlib.import_module(f"degeneration_exporter.commands.{module}"))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every verb's flags."""
+def _help_of(module: str) -> str:
+    """A verb's `HELP` constant, read from its source without importing it."""
+    spec = importlib.util.find_spec(f"degeneration_exporter.commands.{module}")
+    if spec is None or spec.origin is None:  # pragma: no cover - the table names existing modules
+        return _load(module).HELP
+    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "HELP" for t in node.targets
+        ):
+            return str(ast.literal_eval(node.value))
+    return _load(module).HELP
+
+
+def _verb_in(argv: Sequence[str]) -> str | None:
+    """The verb of a command line (its first word that is not an option), if it names one."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(verbs: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `verbs`, only those verbs' flags are built (the others list their help)."""
     parser = argparse.ArgumentParser(
         prog="degeneration-exporter",
         description="Classify LLM responses for repetition loops, template-token leaks and ceiling "
@@ -49,16 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb, module in COMMANDS.items():
-        command = _load(module)
-        verb_parser = sub.add_parser(verb, help=command.HELP, description=command.HELP)
-        command.add_arguments(verb_parser)
+        if verbs is None or verb in verbs:
+            command = _load(module)
+            verb_parser = sub.add_parser(verb, help=command.HELP, description=command.HELP)
+            command.add_arguments(verb_parser)
+        else:
+            verb_parser = sub.add_parser(verb, help=_help_of(module))
         verb_parser.set_defaults(_command=module)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verb = _verb_in(argv)
+    parser = build_parser(() if verb is None else (verb,))
     args = parser.parse_args(argv)
     return _load(args._command).main(args)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,6 +34,7 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
@@ -65,6 +67,7 @@ __all__ = [
     "FileTailSourceConfig",
     "HttpPushSourceConfig",
     "OtlpSourceConfig",
+    "PipelineOptions",
     "Settings",
     "SinksConfig",
     "SourceConfig",
@@ -99,6 +102,28 @@ class _PipelineOptions(BaseModel):
         description="Deprecated and ignored: streamed responses keep no text (the detectors read every "
         "delta as it arrives). Still accepted so existing configs load; the daemon logs a warning.",
     )
+    run: str | None = Field(
+        None,
+        min_length=1,
+        description="The `run` of this source's responses when neither the record nor `run_from_path` "
+        'gives one (docs/running.md, "Several runs under one glob").',
+    )
+    model_name: str | None = Field(
+        None,
+        min_length=1,
+        description="The `model` of this source's responses when neither the record nor "
+        "`model_from_path` gives one.",
+    )
+    run_from_path: str | None = Field(
+        None,
+        description="Regular expression with a named group `run`, searched in each file's path, e.g. "
+        "`/runs/(?P<run>[^/]+)/`; a record's own run wins, a path that does not match falls back to `run`.",
+    )
+    model_from_path: str | None = Field(
+        None,
+        description="Regular expression with a named group `model`, searched in each file's path; a "
+        "record's own model wins, a path that does not match falls back to `model_name`.",
+    )
 
     @field_validator("format")
     @classmethod
@@ -107,11 +132,29 @@ class _PipelineOptions(BaseModel):
             raise ValueError(f"unknown format {value!r}; known: {sorted(FORMATS)} or {AUTO_FORMAT!r}")
         return value
 
+    @field_validator("run_from_path", "model_from_path")
+    @classmethod
+    def _pattern_with_group(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        group = "run" if info.field_name == "run_from_path" else "model"
+        try:
+            compiled = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from exc
+        if group not in compiled.groupindex:
+            raise ValueError(f"needs a named group (?P<{group}>...)")
+        return value
+
     @model_validator(mode="after")
     def _fields_only_for_custom(self) -> _PipelineOptions:
         if self.fields is not None and self.format != "custom":
             raise ValueError("fields applies only to format: custom")
         return self
+
+
+PipelineOptions = _PipelineOptions
+"""The per-source pipeline options on their own (`scan` validates its flags with them)."""
 
 
 class FileTailSourceConfig(FileTailConfig, _PipelineOptions):

@@ -30,7 +30,7 @@ from .config import (
 )
 from .errors import ConfigError, PositionsInUse
 from .formats._genai import split_otlp_request
-from .pipeline import SourceRunner
+from .pipeline import PathLabels, SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sinks.samples import SampleStore
 from .sources.base import Source
@@ -55,7 +55,7 @@ from .web.samples_page import SECURITY_HEADERS, SamplesPages
 if TYPE_CHECKING:
     from .sinks.otlp import OtlpSink
 
-__all__ = ["Daemon", "build_classifier"]
+__all__ = ["Daemon", "build_classifier", "path_labels"]
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,11 @@ def build_classifier(settings: Settings) -> Classifier:
         )
     params = settings.detectors.model_dump()
     return Classifier(settings.classify.model_copy(update={"detector_params": params}))
+
+
+def path_labels(config: Any) -> PathLabels:
+    """A source's `run`/`model_name` options (`_PipelineOptions`) as the pipeline applies them."""
+    return PathLabels(config.run, config.model_name, config.run_from_path, config.model_from_path)
 
 
 def _ingest_route(endpoint: IngestEndpoint) -> Route:
@@ -155,6 +160,7 @@ class Daemon:
                     classifier,
                     tuple(self._sinks),
                     custom_fields=config.fields,
+                    labels=path_labels(config),
                 )
                 if config.max_stream_chars is not None:
                     log.warning(

@@ -1,39 +1,190 @@
-"""Wiring: source lines -> JSON decode once -> format -> classify -> every sink -> commit position.
+"""The one line pipeline, shared by the daemon and `scan`: bytes line -> responses, never raising.
 
-Why here and nowhere else: this is the one module that crosses layers (style.md §2), and the one
-place with a broad `except Exception` (style.md §8): a bug in a format, detector or sink costs one
-line, counted as `reason="internal"`, never the daemon. Positions are committed only after every
-sink has the record (at-least-once, ecosystem.md §7.5 rule 7); bad lines are committed too, so a
-poison line is not re-read forever. One thread per source; sinks are thread-safe.
+`LinePipeline` is the per-line path both use: decode (bad UTF-8 counted once as `encoding`, the line
+still parsed once with U+FFFD), the format of each origin (configured, or detected per file), parse,
+stream reassembly, classify, then `path`/`line` and the source's `run`/`model_name` set on the result.
+A bad line is handed to `on_reject` with its reason and skipped; a bug in a format or detector costs
+that one line, counted as `reason="internal"` (style.md §8: the one broad `except Exception`).
+
+`SourceRunner` is the daemon's side: one thread per source, every result to every sink, positions
+committed only after every sink has the record (at-least-once, ecosystem.md §7.5 rule 7); bad lines
+are committed too, so a poison line is not re-read forever. Sinks are thread-safe.
+Why here: this is the module that crosses layers (style.md §2).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
-from collections import Counter, OrderedDict, deque
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from .classification.classify import Classifier
 from .classification.result import Classification
 from .classification.streams import StreamAssembler
-from .errors import EncodingError, RecordError, RejectReason
+from .errors import EncodingError, LineTooLong, RecordError, RejectReason
 from .formats.custom import CustomFormatOptions
 from .formats.lines import LineParser
 from .record import Delta, Record
 from .sinks.base import Sink
 from .sources.base import Line, Source
-from .web.landing import FlaggedSample
+from .sources.dump_file import SkippedLine
 
-__all__ = ["LineCounts", "SourceRunner"]
+__all__ = ["LineCounts", "LinePipeline", "PathLabels", "RejectFn", "SourceRunner"]
 
 log = logging.getLogger(__name__)
 
 _LOG_EVERY_S = 10.0
 """At most one log line per (source, reason) in this many seconds; the counters see every line."""
 _MAX_DETECTED = 4096
+
+RejectFn = Callable[[RejectReason, Line | SkippedLine, BaseException], None]
+"""Told about every line that yields nothing usable: its reason, the line, the error (for the message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PathLabels:
+    """A source's `run` and `model_name`: static, or a named regex group matched against the path.
+
+    Why: two RL runs under one glob (`/runs/*/rollout_result/train/*.jsonl`) must not merge into
+    `run="default"`. A record's own run/model (e.g. `custom` fields) wins; then the path match; then the
+    static value. The values are bounded downstream like any run/model label (sinks' label caps).
+    """
+
+    run: str | None = None
+    model_name: str | None = None
+    run_from_path: str | None = None
+    model_from_path: str | None = None
+
+    def for_path(self, path: str) -> tuple[str | None, str | None]:
+        """(run, model) for one origin path; a pattern that does not match falls back to the static value."""
+        return (
+            _group(self.run_from_path, "run", path) or self.run,
+            _group(self.model_from_path, "model", path) or self.model_name,
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not (self.run or self.model_name or self.run_from_path or self.model_from_path)
+
+
+def _group(pattern: str | None, name: str, path: str) -> str | None:
+    if pattern is None:
+        return None
+    found = re.search(pattern, path)  # re caches compiled patterns
+    return found.group(name) if found else None
+
+
+class LinePipeline:
+    """Lines in, the responses they completed out (each with `path` and 1-based `line`); never raises.
+
+    With `format_name` None the format is detected per origin from its first records, so one glob may
+    cover a rollout dump and a generation log; at most `_MAX_DETECTED` origins keep a detected format
+    (oldest forgotten first). Streamed chunks (`Delta`) are reassembled per request; `close()` returns
+    the streams still open, as aborted. Not thread-safe: one pipeline per thread or process.
+    """
+
+    def __init__(
+        self,
+        classifier: Classifier,
+        format_name: str | None,
+        on_reject: RejectFn,
+        *,
+        custom_fields: CustomFormatOptions | None = None,
+        labels: PathLabels | None = None,
+        await_usage: bool = False,
+    ) -> None:
+        self._format_name = format_name
+        self._fixed_parser = LineParser(format_name, custom_fields) if format_name is not None else None
+        self._parsers: OrderedDict[str, LineParser] = OrderedDict()
+        self._parsers_lock = threading.Lock()  # the landing page lists formats while lines are parsed
+        self._classifier = classifier
+        self._on_reject = on_reject
+        self.streams = StreamAssembler(classifier, await_usage=await_usage)
+        self._labels = labels if labels is not None and not labels.empty else None
+        self._label_cache: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
+        self._last_origin: str | None = None
+
+    @property
+    def format_names(self) -> list[str]:
+        """The configured format, or the distinct formats detected so far."""
+        if self._format_name is not None:
+            return [self._format_name]
+        with self._parsers_lock:
+            return sorted({p.format_name for p in self._parsers.values() if p.format_name is not None})
+
+    def parser_for(self, origin: str) -> LineParser:
+        """The parser (and so the detected format) of one origin."""
+        if self._fixed_parser is not None:
+            return self._fixed_parser
+        with self._parsers_lock:
+            parser = self._parsers.get(origin)
+            if parser is None:
+                parser = self._parsers[origin] = LineParser(None)
+                if len(self._parsers) > _MAX_DETECTED:
+                    self._parsers.popitem(last=False)
+            return parser
+
+    def process(self, line: Line | SkippedLine) -> list[Classification]:
+        """The responses this line completed (none, one, or several streams); bad lines go to on_reject."""
+        if isinstance(line, SkippedLine):  # streamed past in bounded memory: its size is not kept
+            self._on_reject("too_long", line, LineTooLong(None, line.max_line_bytes))
+            return []
+        self._last_origin = line.origin
+        out: list[Classification] = []
+        try:
+            for item in self._items(line):
+                if isinstance(item, Delta):
+                    out += self.streams.feed(item, line.line_no)
+                else:
+                    out.append(self._classifier.classify(item))
+        except RecordError as exc:
+            self._on_reject("partial_line" if line.partial else exc.reason, line, exc)
+        except Exception as exc:  # a format or detector bug costs this line only (style.md §8)
+            self._on_reject("internal", line, exc)
+        return [self._stamp(result, line.origin, line.line_no) for result in out]
+
+    def close(self) -> list[Classification]:
+        """Responses still streaming cannot finish now: classified as aborted (no completing line)."""
+        try:
+            results = self.streams.close()
+        except Exception:
+            log.exception("closing open streams failed")
+            return []
+        return [self._stamp(result, self._last_origin, None) for result in results]
+
+    def _items(self, line: Line) -> list[Record | Delta]:
+        parser = self.parser_for(line.origin)
+        try:
+            return parser.parse_items(line.data)
+        except EncodingError as exc:  # counted once; the line is still read, with U+FFFD
+            self._on_reject("encoding", line, exc)
+        try:
+            return parser.parse_items(line.data.decode("utf-8", "replace").encode("utf-8"))
+        except RecordError:
+            return []  # already counted as `encoding`: one count per line
+
+    def _stamp(self, result: Classification, origin: str | None, line_no: int | None) -> Classification:
+        if result.line is not None:  # a stream released after its finishing line
+            line_no = result.line
+        if self._labels is None or origin is None:
+            return replace(result, path=origin, line=line_no)
+        labels = self._label_cache.get(origin)
+        if labels is None:
+            labels = self._label_cache[origin] = self._labels.for_path(origin)
+            if len(self._label_cache) > _MAX_DETECTED:
+                self._label_cache.popitem(last=False)
+        run, model = labels
+        return replace(
+            result,
+            path=origin,
+            line=line_no,
+            run=result.run if result.run is not None else run,
+            model=result.model if result.model is not None else model,
+        )
 
 
 @dataclass(slots=True)
@@ -53,7 +204,9 @@ class _RateLimitedLog:
         self._next: dict[str, float] = {}
         self._skipped: Counter[str] = Counter()
 
-    def bad_line(self, reason: str, line: Line, exc: BaseException, *, internal: bool = False) -> None:
+    def bad_line(
+        self, reason: str, line: Line | SkippedLine, exc: BaseException, *, internal: bool = False
+    ) -> None:
         now = time.monotonic()
         if now < self._next.get(reason, 0.0):
             self._skipped[reason] += 1
@@ -71,13 +224,10 @@ class _RateLimitedLog:
 
 
 class SourceRunner:
-    """Runs one source in its own thread: every line through parser, classifier and sinks.
+    """Runs one source in its own thread: every line through the `LinePipeline`, then every sink.
 
-    `handle(line)` is the whole per-line path (public so tests drive it without a thread).
-    Streamed chunks (`Delta`) are reassembled per request by a `StreamAssembler`; streams still
-    open at `stop()` are counted as aborted. With `format_name` None the format is detected per
-    file (`Line.origin`) from its first records, so one glob may cover a rollout dump and a
-    generation log; at most `_MAX_DETECTED` files keep a detected format (oldest forgotten first).
+    `handle(line)` is the whole per-line path (public so tests drive it without a thread). Streams
+    still open at `stop()` are counted as aborted.
     """
 
     def __init__(
@@ -88,42 +238,26 @@ class SourceRunner:
         sinks: Sequence[Sink],
         *,
         custom_fields: CustomFormatOptions | None = None,
-        recent: deque[FlaggedSample] | None = None,
-        keep_evidence: bool = False,
+        labels: PathLabels | None = None,
     ) -> None:
         self.source = source
         self.counts = LineCounts()
-        self._format_name = format_name
-        self._fixed_parser = LineParser(format_name, custom_fields) if format_name is not None else None
-        self._parsers: OrderedDict[str, LineParser] = OrderedDict()
-        self._parsers_lock = threading.Lock()  # the landing page lists formats while lines are parsed
-        self._classifier = classifier
-        self._sinks = tuple(sinks)
-        self._recent = recent
-        self._keep_evidence = keep_evidence
-        self._streams = StreamAssembler(classifier)
         self._log = _RateLimitedLog(source.name)
+        self._pipeline = LinePipeline(
+            classifier,
+            format_name,
+            self._reject,
+            custom_fields=custom_fields,
+            labels=labels,
+        )
+        self._sinks = tuple(sinks)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
     def format_names(self) -> list[str]:
         """The configured format, or the distinct formats detected so far."""
-        if self._format_name is not None:
-            return [self._format_name]
-        with self._parsers_lock:
-            return sorted({p.format_name for p in self._parsers.values() if p.format_name is not None})
-
-    def _parser_for(self, origin: str) -> LineParser:
-        if self._fixed_parser is not None:
-            return self._fixed_parser
-        with self._parsers_lock:
-            parser = self._parsers.get(origin)
-            if parser is None:
-                parser = self._parsers[origin] = LineParser(None)
-                if len(self._parsers) > _MAX_DETECTED:
-                    self._parsers.popitem(last=False)
-            return parser
+        return self._pipeline.format_names
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"pipeline[{self.source.name}]", daemon=True)
@@ -146,8 +280,8 @@ class SourceRunner:
     def _close_streams(self) -> None:
         """Responses still streaming cannot finish in this process: count them as aborted."""
         try:
-            for result in self._streams.close():
-                self._emit(result, None)
+            for result in self._pipeline.close():
+                self._emit(result)
         except Exception:
             log.exception("closing open streams failed", extra={"source": self.source.name})
 
@@ -159,33 +293,16 @@ class SourceRunner:
 
     def handle(self, line: Line) -> None:
         """Parse, classify, emit and commit one line; never raises."""
+        results = self._pipeline.process(line)
         try:
-            for item in self._items(line):
-                if isinstance(item, Delta):
-                    for result in self._streams.feed(item):
-                        self._emit(result, line)
-                else:
-                    self._emit(self._classifier.classify(item), line)
-        except RecordError as exc:
-            reason: RejectReason = "partial_line" if line.partial else exc.reason
-            self._reject(reason)
-            self._log.bad_line(reason, line, exc)
-        except Exception as exc:  # the daemon never dies on data (style.md §8)
-            self._reject("internal")
-            self._log.bad_line("internal", line, exc, internal=True)
+            for result in results:
+                self._emit(result)
+        except Exception as exc:  # a sink bug costs this line, never the daemon (style.md §8)
+            self._reject("internal", line, exc)
         if line.position is not None:
             self.source.commit(line.position)
 
-    def _items(self, line: Line) -> list[Record | Delta]:
-        parser = self._parser_for(line.origin)
-        try:
-            items = parser.parse_items(line.data)
-        except EncodingError:  # decode with replacement and carry on; the bad bytes are counted
-            self._reject("encoding")
-            items = parser.parse_items(line.data.decode("utf-8", "replace").encode("utf-8"))
-        return items
-
-    def _emit(self, result: Classification, line: Line | None) -> None:
+    def _emit(self, result: Classification) -> None:
         for sink in self._sinks:
             sink.emit(self.source.name, result)
         with self.counts.lock:
@@ -194,15 +311,9 @@ class SourceRunner:
         stats = self.source.stats
         with stats.lock:
             stats.last_record_timestamp = time.time()
-        if result.flags and self._recent is not None and line is not None:
-            evidence = None
-            if self._keep_evidence:
-                evidence = next((f.evidence for f in result.findings if f.flagged and f.evidence), None)
-            self._recent.append(
-                FlaggedSample(self.source.name, line.origin, line.line_no, tuple(result.kinds), evidence)
-            )
 
-    def _reject(self, reason: str) -> None:
+    def _reject(self, reason: RejectReason, line: Line | SkippedLine, exc: BaseException) -> None:
         stats = self.source.stats
         with stats.lock:
             stats.rejected[reason] += 1
+        self._log.bad_line(reason, line, exc, internal=reason == "internal")

@@ -75,7 +75,9 @@ class Classification:
     step: int | None = None
     identity: Mapping[str, object] = field(default_factory=dict)
     path: str | None = None
+    """Where the response was read (a file path, `-`, `http`), set by the line pipeline; never a label."""
     line: int | None = None
+    """1-based line of `path` that completed the response (a streamed one: its finishing chunk)."""
     # References to the record's channels (no copy), for the samples store and the HTML report only:
     # never written by to_dict(), never a label, not in repr() (so not in logs): may be user data;
     # not compared either: two verdicts are equal whatever text (or capped text) they came from.
@@ -88,8 +90,9 @@ class Classification:
         return [k.value for k in FlagKind if k in self.flags]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (identity fields first, as Relax's diagnose report does)."""
-        out: dict[str, Any] = dict(self.identity)
+        """JSON-ready form: `path` and `line` first, then identity fields (as Relax's diagnose report)."""
+        out: dict[str, Any] = {"path": self.path, "line": self.line}
+        out.update(self.identity)
         out.update(
             {
                 "kinds": self.kinds,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from ..detectors.base import Channel, Finding
@@ -85,6 +85,8 @@ class _OpenStream:
     token_count: int | None = None
     max_tokens: int | None = None
     finish: FinishReason = FinishReason.UNKNOWN
+    finish_line: int | None = None
+    """The caller's line number of the finishing chunk, for a stream held for its usage chunk."""
 
 
 class StreamAssembler:
@@ -118,8 +120,11 @@ class StreamAssembler:
         """How many responses are in flight."""
         return len(self._open)
 
-    def feed(self, delta: Delta) -> list[Classification]:
-        """Take one chunk; return the responses it finished (plus any closed as idle or evicted)."""
+    def feed(self, delta: Delta, line: int | None = None) -> list[Classification]:
+        """Take one chunk; return the responses it finished (plus any closed as idle or evicted).
+
+        `line`: where the caller read the chunk; a response held for its usage chunk and released
+        later carries the line of its finishing chunk as `Classification.line`."""
         done = self.expire()
         if self._held:  # finished before this chunk: they go first
             done[:0] = self._release_held(delta)
@@ -153,14 +158,15 @@ class StreamAssembler:
             self.stats.finished += 1
             uncounted = state.output_tokens is None and (delta.usage_follows or self._await_usage)
             if uncounted and state.token_count is None:
-                self._hold(key, delta.finish_reason)  # its usage-only chunk may come next
+                self._hold(key, delta.finish_reason, line)  # its usage-only chunk may come next
             else:
                 done.append(self._close(key, delta.finish_reason))
         return done
 
-    def _hold(self, key: _Key, reason: FinishReason) -> None:
+    def _hold(self, key: _Key, reason: FinishReason, line: int | None) -> None:
         state = self._open.pop(key)
         state.finish = reason
+        state.finish_line = line
         state.last_seen = self._clock()
         self._held[key] = state
         self._remember_closed(key)
@@ -251,7 +257,8 @@ class StreamAssembler:
             max_tokens=state.max_tokens,
             identity=identity,
         )
-        return state.stream.finish(record, lengths=(state.content_chars, state.reasoning_chars))
+        result = state.stream.finish(record, lengths=(state.content_chars, state.reasoning_chars))
+        return result if state.finish_line is None else replace(result, line=state.finish_line)
 
 
 def _is_usage_only(delta: Delta) -> bool:

@@ -1,32 +1,95 @@
-"""Human-readable tables: a scan report (`scan --format table`), and `align` for any rows of cells."""
+"""Human-readable tables: the scan report (`scan --format table`), and `align` for any rows of cells.
+
+Why a writer: flagged samples arrive one at a time while the scan runs; their rows are spooled to a
+temporary file (bounded memory, `--limit 0` lists every hit) and printed after the per-file counts.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import tempfile
+from typing import IO, Any
 
-from ..classification.result import FlagKind
+from ..classification.result import Classification, FlagKind
+
+__all__ = ["DEFAULT_LIMIT", "TableWriter", "align", "sample_row"]
 
 _KINDS = [k.value for k in FlagKind]
-_MAX_ROWS = 20
+DEFAULT_LIMIT = 20
+_IDENTITY_KEYS = (
+    "id",
+    "custom_id",
+    "request_id",
+    "rid",
+    "rollout_id",
+    "index",
+    "sample_index",
+    "group_index",
+    "step",
+    "uid",
+    "choice_index",
+)
 
 
-def render(report: dict[str, Any]) -> str:
-    """Per-file counts and fractions, then the first flagged samples with where their loop starts."""
-    head = ["file", "samples", *_KINDS, "malformed"]
-    rows = [head, *(_count_row(f["path"], f) for f in report["files"]), _count_row("TOTAL", report)]
-    lines = align(rows)
-    flagged = [(f["path"], s) for f in report["files"] for s in f["samples"] if s["kinds"]]
-    if flagged:
-        lines += ["", f"flagged samples (first {min(len(flagged), _MAX_ROWS)} of {len(flagged)}):"]
-        for path, s in flagged[:_MAX_ROWS]:
-            ident = next((f"{k}={s[k]}" for k in ("index", "sample_index", "id", "request_id") if k in s), "")
-            loop = s.get("loop")
-            where = (
-                f" onset={loop['onset']} ({loop['onset_fraction']:.0%}) unit={loop['unit']!r}" if loop else ""
+def sample_row(sample: Classification) -> str:
+    """`path:line id=.. [kinds] loop onset (unit) leaks`: one flagged sample, findable in its file."""
+    where = f"{sample.path or '-'}:{sample.line if sample.line is not None else '?'}"
+    ident = " ".join(f"{k}={sample.identity[k]}" for k in _IDENTITY_KEYS if k in sample.identity)
+    parts = [where, ident] if ident else [where]
+    parts.append(f"[{', '.join(sample.kinds)}]")
+    loop = sample.loop
+    if loop is not None:
+        tokens = f", {loop.tokens_after_onset} tokens after" if loop.tokens_after_onset is not None else ""
+        parts.append(
+            f"loop@{loop.channel} char {loop.onset} ({loop.onset_fraction:.0%}){tokens}"
+            f" period={loop.period} unit={loop.unit!r}"
+        )
+    if sample.leaks:
+        onset = next((f.onset for f in sample.findings if f.kind == "template_leak" and f.flagged), None)
+        first = f" first at char {onset}" if onset is not None else ""
+        parts.append("leaks " + ", ".join(f"{tok!r}x{n}" for tok, n in sample.leaks.items()) + first)
+    return " ".join(parts)
+
+
+class TableWriter:
+    """Per-file counts and totals, then the flagged samples (the first `limit`; 0 lists all)."""
+
+    def __init__(self, out: IO[bytes], *, limit: int = DEFAULT_LIMIT) -> None:
+        self._out = out
+        self._limit = limit
+        self._rows: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=4 * 1024 * 1024)  # noqa: SIM115
+        self._listed = 0
+        self._flagged = 0
+
+    def add_sample(self, sample: Classification) -> None:
+        if not sample.flags:
+            return
+        self._flagged += 1
+        if self._limit == 0 or self._listed < self._limit:
+            self._rows.write(("  " + sample_row(sample) + "\n").encode("utf-8", "replace"))
+            self._listed += 1
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        self._out.write(render_counts(summary).encode("utf-8"))
+        if self._flagged:
+            shown = "all" if self._listed == self._flagged else f"first {self._listed}"
+            self._out.write(
+                f"\nflagged samples ({shown} of {self._flagged}; path:line, offsets in characters of "
+                "the channel):\n".encode()
             )
-            leaks = f" leaks={s['leaks']}" if s["leaks"] else ""
-            lines.append(f"  {path} {ident} [{', '.join(s['kinds'])}]{where}{leaks}")
-    return "\n".join(lines) + "\n"
+            self._rows.seek(0)
+            while block := self._rows.read(1024 * 1024):
+                self._out.write(block)
+        for failed in summary.get("failed_files", []):
+            self._out.write(f"FAILED {failed['path']}: {failed['reason']}\n".encode())
+        self._rows.close()
+        self._out.flush()
+
+
+def render_counts(summary: dict[str, Any]) -> str:
+    """Per-file counts and fractions, and the totals."""
+    head = ["file", "samples", *_KINDS, "malformed"]
+    rows = [head, *(_count_row(f["path"], f) for f in summary["files"]), _count_row("TOTAL", summary)]
+    return "\n".join(align(rows)) + "\n"
 
 
 def align(rows: list[list[str]]) -> list[str]:

@@ -1,110 +1,316 @@
-"""`degeneration-exporter scan FILE...`: offline diagnosis of JSONL dumps (and .jsonl.gz).
+"""`degeneration-exporter scan FILE|DIR...`: offline diagnosis of dumps (.jsonl, .jsonl.gz, .json, .pt).
 
 Why: RL engineers diagnose a finished run from its rollout dumps, as Relax's `diagnose_repetition`
-does; `scan` does that for all three failure kinds with the same classifier as the daemon.
-Parameters are validated before any file is read; malformed lines are reported as `path:line`
-and counted, never fatal.
+does; `scan` does that for all three failure kinds with the same line pipeline as the daemon, on all
+cores (or a Ray cluster), in memory flat in the number of records. Parameters are validated before
+any file is read (exit 2); a bad line is counted and listed as path:line; a file that cannot be read
+is listed under `failed_files` and the others are scanned (exit 1).
+Heavy modules are imported in `main`, so `--help` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
+if TYPE_CHECKING:
+    from ..batch.piece import PieceResult, ScanJob
+    from ..batch.plan import Failure
+    from ..classification.classify import ClassifierConfig
+    from ..sinks.report_writer import ReportWriter
 
-from ..classification.classify import Classifier, ClassifierConfig
-from ..classification.result import Classification, FlagKind
-from ..classification.streams import StreamAssembler
-from ..detectors import DETECTORS
-from ..errors import ConfigError, LineTooLong, RecordError
-from ..formats.lines import LineParser
-from ..record import Delta
-from ..sinks.json_report import FileReport, JsonReport
-from ..sources.dump_file import SkippedLine, iter_file_lines
-from ..sources.file_tail.reader import DEFAULT_MAX_LINE_BYTES
-from . import _table
-
-HELP = "Classify every response in JSONL dumps (.jsonl, .jsonl.gz, - for stdin) and report."
+HELP = "Classify every response in dumps (files or directories; .jsonl, .jsonl.gz, .json, .pt, -) and report."
 
 _RELAX_FLAGS = ("window_size", "stride", "threshold")
 """Relax's CLI flags, each the `compression` parameter of the same name."""
+_DEFAULT_LIMIT = 20
+_MAX_PRINTED = 10
+"""Malformed lines printed per file on stderr; all are counted and the first 1,000 listed in the report."""
+_FORMAT_FAILURES = frozenset({"unknown_format", "missing_field", "invalid_json", "encoding"})
+
+EXIT_OK, EXIT_INPUT_FAILED, EXIT_BAD_PARAMETERS = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "files", nargs="+", metavar="FILE", help="JSONL dumps; .gz is decompressed; - is stdin."
+    parser.epilog = (
+        "Exit status: 0 every input read, 1 some input failed (see failed_files), 2 bad parameters."
     )
     parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="Dumps or directories (walked for *.jsonl, *.jsonl.gz, *.json, *.pt); .gz is decompressed; "
+        "- is stdin.",
+    )
+    out = parser.add_argument_group("report")
+    out.add_argument(
         "-o",
         "--output",
         metavar="OUT",
         help="Write the report here (refuses to overwrite an input). Default: stdout.",
     )
-    parser.add_argument(
+    out.add_argument(
         "--format",
         choices=("json", "table", "html"),
         default=None,
-        help="Report format: json (default with -o), table (default without -o), or html (one "
-        "self-contained page with charts and the flagged samples highlighted; docs/samples.md).",
+        help="Report format: json (default with -o), table (default without -o) or html (needs -o).",
     )
-    parser.add_argument(
-        "--format-in",
+    out.add_argument(
+        "--samples-out",
+        metavar="FILE.jsonl",
         default=None,
-        metavar="NAME",
-        help="Input format name (see docs/formats.md); default: detected from the first records.",
+        help="Also write one JSON line per listed sample here, as they are produced.",
     )
-    parser.add_argument(
+    out.add_argument(
         "--only-hits",
         action="store_true",
         help="List only flagged samples in the report; counts still cover all samples.",
     )
-    parser.add_argument(
+    out.add_argument(
+        "--limit",
+        type=int,
+        default=_DEFAULT_LIMIT,
+        metavar="N",
+        help=f"Table: list the first N flagged samples (default {_DEFAULT_LIMIT}; 0 lists all).",
+    )
+    out.add_argument("-q", "--quiet", action="store_true", help="No progress bar (shown only on a terminal).")
+    inp = parser.add_argument_group("input")
+    inp.add_argument(
+        "--format-in",
+        default=None,
+        metavar="NAME",
+        help="Input format name (see docs/formats.md); default: detected per file from its first records.",
+    )
+    inp.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None,
+        help="A `run` config file: its detectors, classify and source options (format, fields, run, "
+        "model_name, ...) apply; flags override it.",
+    )
+    inp.add_argument(
+        "--source",
+        metavar="NAME",
+        default=None,
+        help="With --config: the source whose options apply (default: the only one).",
+    )
+    inp.add_argument("--run", default=None, help="The run of every sample that names none itself.")
+    inp.add_argument("--model-name", default=None, help="The model of every sample that names none itself.")
+    inp.add_argument(
+        "--run-from-path",
+        default=None,
+        metavar="REGEX",
+        help="Take the run from each path by a named group, e.g. '/runs/(?P<run>[^/]+)/'.",
+    )
+    inp.add_argument(
+        "--model-from-path",
+        default=None,
+        metavar="REGEX",
+        help="Take the model from each path by a named group (?P<model>...).",
+    )
+    inp.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=None,
+        help="Longer lines are skipped in bounded memory and reported as too_long (default 16 MiB).",
+    )
+    det = parser.add_argument_group("detectors")
+    det.add_argument(
         "--detectors",
         default=None,
         metavar="A,B",
         help="Repetition detectors making up the verdict (default: the documented default set).",
     )
-    parser.add_argument(
+    det.add_argument(
         "--report-detectors",
-        default="all",
+        default=None,
         metavar="A,B|all|none",
-        help="Extra repetition detectors run for their details only (default: all).",
+        help="Extra repetition detectors run for their details only (default: none, the fast verdict).",
     )
-    parser.add_argument(
+    det.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="DETECTOR.PARAM=VALUE",
         help="Override a detector parameter, e.g. --set compression.threshold=8 (repeatable).",
     )
-    parser.add_argument(
+    det.add_argument(
         "--window-size",
         type=int,
         default=None,
         help="Relax compat: compression window in code points (same as --set compression.window_size=N).",
     )
-    parser.add_argument(
+    det.add_argument(
         "--stride", type=int, default=None, help="Relax compat: compression stride in code points."
     )
-    parser.add_argument(
+    det.add_argument(
         "--threshold", type=float, default=None, help="Relax compat: compression ratio threshold."
     )
-    parser.add_argument(
-        "--no-template-leak", action="store_true", help="Do not scan for template-token leaks."
-    )
-    parser.add_argument(
-        "--max-line-bytes",
+    det.add_argument("--no-template-leak", action="store_true", help="Do not scan for template-token leaks.")
+    run = parser.add_argument_group("execution")
+    run.add_argument(
+        "--workers",
         type=int,
-        default=DEFAULT_MAX_LINE_BYTES,
-        help="Longer lines are skipped in bounded memory and reported as too_long (default 16 MiB).",
+        default=None,
+        metavar="N",
+        help="Processes classifying in parallel (default: the cores available). The report does not "
+        "depend on it.",
     )
+    run.add_argument(
+        "--chunk-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Plain files larger than this are split at line boundaries into pieces (default 2 MiB).",
+    )
+    run.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local processes (default) or tasks on a Ray cluster (needs the `ray` extra).",
+    )
+    run.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster address for --engine ray (default: RAY_ADDRESS, a running local cluster, "
+        "or a new one).",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+
+    try:
+        job = build_job(args)
+        _check_outputs(args)
+        workers = _workers(args)
+        chunk_bytes = _positive(args.chunk_bytes, "--chunk-bytes")
+    except ConfigError as exc:
+        print(f"degeneration-exporter scan: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_PARAMETERS
+    from ..batch.plan import DEFAULT_CHUNK_BYTES, expand_inputs, plan_pieces
+
+    files, failed = expand_inputs(args.files)
+    pieces = plan_pieces(
+        files,
+        chunk_bytes=chunk_bytes or DEFAULT_CHUNK_BYTES,
+        format_name=job.format_name,
+        custom_fields=job.custom_fields,
+        max_line_bytes=job.max_line_bytes,
+    )
+    try:
+        writers, closers = _writers(args)
+    except (ConfigError, OSError) as exc:
+        print(f"degeneration-exporter scan: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_PARAMETERS
+    try:
+        if args.engine == "ray":
+            from ..batch.ray_engine import run_ray
+
+            results = run_ray(job, pieces, args.address)
+        else:
+            from ..batch.local import run_local
+
+            results = run_local(job, pieces, workers)
+        merger = _Merger(writers, failed)
+        from ..batch.progress import Progress
+
+        progress = Progress(sum(p.size for p in pieces), enabled=Progress.wanted(args.quiet))
+        try:
+            for result in results:
+                merger.take(result)
+                progress.advance(result.piece.size, result.file.group.num_samples, _flagged(result))
+        finally:
+            progress.close()
+        summary = merger.finish(_report_config(job.classifier))
+    except ConfigError as exc:
+        print(f"degeneration-exporter scan: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_PARAMETERS
+    finally:
+        for close in closers:
+            close()
+    return EXIT_INPUT_FAILED if summary["failed_files"] else EXIT_OK
+
+
+def _flagged(result: PieceResult) -> int:
+    return sum(1 for s in result.samples if s.flags)
+
+
+class _Merger:
+    """Takes piece results in input order: line numbers made file-relative, samples to every writer,
+    aggregates merged; when a file ends, its malformed lines are printed (at most `_MAX_PRINTED`) or,
+    if it held no record at all, ONE error says so and the file is listed as failed."""
+
+    def __init__(self, writers: list[ReportWriter], failed: list[Failure]) -> None:
+        from ..batch.tally import Tally
+
+        self._writers = writers
+        self._tally = Tally()
+        self._failed = [f.to_dict() for f in failed]
+        for f in failed:
+            print(f"{f.path}: failed: {f.reason}", file=sys.stderr)
+        self._path: str | None = None
+        self._lines_before = 0
+        self._error: str | None = None
+
+    def take(self, result: PieceResult) -> None:
+        path = result.piece.path
+        if path != self._path:
+            self._end_file()
+            self._path, self._lines_before, self._error = path, 0, None
+        result = result.shifted(self._lines_before)
+        self._lines_before += result.lines
+        for sample in result.samples:
+            for writer in self._writers:
+                writer.add_sample(sample)
+        self._tally.merge(result.tally)
+        if result.error is not None and self._error is None:
+            self._error = result.error
+
+    def _end_file(self) -> None:
+        if self._path is None:
+            return
+        file = self._tally.file(self._path)
+        if self._error is not None:
+            self._fail(
+                self._path, f"{self._error} (after line {self._lines_before}; the records before kept)"
+            )
+        if file.group.num_samples == 0 and file.num_malformed and self._error is None:
+            reasons = {m["reason"] for m in file.malformed}
+            if reasons <= _FORMAT_FAILURES:
+                first = file.malformed[0]
+                fmt = f"format {file.format_name!r}" if file.format_name else "format not detected"
+                self._fail(
+                    self._path,
+                    f"no record read ({fmt}): {file.num_malformed} lines malformed, first at line "
+                    f"{first['line']}: {first['reason']}: {first['message']}",
+                )
+                return
+        for entry in file.malformed[:_MAX_PRINTED]:
+            print(f"{self._path}:{entry['line']}: {entry['reason']}: {entry['message']}", file=sys.stderr)
+        if file.num_malformed > _MAX_PRINTED:
+            more = file.num_malformed - _MAX_PRINTED
+            print(f"{self._path}: {more} more malformed lines (listed in the report)", file=sys.stderr)
+
+    def _fail(self, path: str, reason: str) -> None:
+        self._failed.append({"path": path, "reason": reason})
+        print(f"{path}: failed: {reason}", file=sys.stderr)
+
+    def finish(self, config: dict[str, Any]) -> dict[str, Any]:
+        self._end_file()
+        summary = self._tally.summary(config, self._failed)
+        for writer in self._writers:
+            writer.finish(summary)
+        return summary
+
+
+# -- parameters -------------------------------------------------------------------------------------
 
 
 def _names(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    from ..detectors import DETECTORS
+
     if value is None:
         return default
     if value == "all":
@@ -115,6 +321,10 @@ def _names(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _param_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    import orjson
+
+    from ..errors import ConfigError
+
     overrides: dict[str, dict[str, Any]] = {}
     for item in args.set:
         key, sep, raw = item.partition("=")
@@ -133,121 +343,184 @@ def _param_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return overrides
 
 
-def build_classifier(args: argparse.Namespace) -> Classifier:
-    """Validate every parameter up front; raises ConfigError naming the parameter."""
+def build_job(args: argparse.Namespace) -> ScanJob:
+    """Validate every parameter (flags over `--config`) up front; raises ConfigError naming it."""
+    from ..batch.piece import ScanJob
+    from ..classification.classify import Classifier, ClassifierConfig
+    from ..config import PipelineOptions
+    from ..errors import ConfigError
+    from ..pipeline import PathLabels
+    from ..sources.file_tail.reader import DEFAULT_MAX_LINE_BYTES
+
     base = ClassifierConfig()
+    params: dict[str, dict[str, Any]] = {}
+    options: dict[str, Any] = {}
+    if args.config is not None:
+        base, params, options = _from_config(args.config, args.source)
+    elif args.source is not None:
+        raise ConfigError("--source applies only with --config", field="--source")
+    for name, value in _param_overrides(args).items():
+        params[name] = {**params.get(name, {}), **value}
     verdict = _names(args.detectors, base.repetition_detectors)
-    report = tuple(n for n in _names(args.report_detectors, ()) if n not in verdict)
+    report = tuple(n for n in _names(args.report_detectors, base.report_detectors) if n not in verdict)
     try:
         config = ClassifierConfig(
             repetition_detectors=verdict,
             report_detectors=report,
-            template_leak=not args.no_template_leak,
-            detector_params=_param_overrides(args),
+            template_leak=base.template_leak and not args.no_template_leak,
+            scan_reasoning=base.scan_reasoning,
+            detector_params=params,
         )
     except ValueError as exc:
         raise ConfigError(str(exc), field="--detectors/--set") from exc
-    return Classifier(config)
+    Classifier(config)  # parameter values are checked by building it (ConfigError names the detector)
+    flags = {
+        "format": args.format_in,
+        "run": args.run,
+        "model_name": args.model_name,
+        "run_from_path": args.run_from_path,
+        "model_from_path": args.model_from_path,
+    }
+    options.update({k: v for k, v in flags.items() if v is not None})
+    if args.format_in is not None and args.format_in != "custom":
+        options.pop("fields", None)
+    from pydantic import ValidationError
 
-
-def _check_paths(args: argparse.Namespace) -> None:
-    if args.max_line_bytes <= 0:
-        raise ConfigError("--max-line-bytes must be positive", field="--max-line-bytes")
-    for name in args.files:
-        if name != "-" and not Path(name).is_file():
-            raise ConfigError(f"input {name!r} does not exist or is not a file", field="FILE")
-    if args.output:
-        out = Path(args.output).resolve()
-        for name in args.files:
-            if name != "-" and Path(name).resolve() == out:
-                raise ConfigError(
-                    f"-o {args.output!r} is one of the inputs; refusing to overwrite it", field="-o"
-                )
-
-
-def scan_file(
-    path: str,
-    parser: LineParser,
-    classifier: Classifier,
-    report: JsonReport,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> FileReport:
-    """Classify every line of one dump into `report`; bad lines are recorded as path:line and skipped."""
-    file_report = report.open_file(path)
-    streams = StreamAssembler(classifier)  # streamed chunk logs: reassembled per request id
-    for line in iter_file_lines(path, max_line_bytes):
-        try:
-            if isinstance(line, SkippedLine):  # streamed past in bounded memory: its size is not kept
-                raise LineTooLong(None, max_line_bytes)
-            items = parser.parse_items(line.data)
-        except RecordError as exc:
-            file_report.malformed.append({"line": line.line_no, "reason": exc.reason, "message": str(exc)})
-            print(f"{path}:{line.line_no}: {exc.reason}: {exc}", file=sys.stderr)
-            continue
-        for item in items:
-            if isinstance(item, Delta):
-                for result in streams.feed(item):
-                    report.emit(file_report, result)
-            else:
-                report.emit(file_report, classifier.classify(item))
-    for result in streams.close():  # streams that never finished count as aborted
-        report.emit(file_report, result)
-    return file_report
-
-
-@dataclass(slots=True)
-class _HtmlTee(JsonReport):
-    """Counts as the JSON report does (plus per-step counts) and hands every sample to the HTML writer."""
-
-    writer: Any = None
-    steps: dict[tuple[str | None, int], list[int]] = field(default_factory=dict)
-
-    def emit(self, file: FileReport, result: Classification) -> None:
-        JsonReport.emit(self, file, result)
-        self.writer.add_sample(result)
-        if result.step is not None:
-            counts = self.steps.setdefault((result.run, result.step), [0, 0, 0])
-            counts[0] += 1
-            counts[1] += bool(result.flags)
-            counts[2] += FlagKind.REPETITION in result.flags
-
-    def step_rows(self) -> list[dict[str, Any]]:
-        return [
-            {"run": run, "step": step, "num_samples": n, "num_flagged": f, "repetition_frac": r / n}
-            for (run, step), (n, f, r) in sorted(self.steps.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
-        ]
-
-
-def main(args: argparse.Namespace) -> int:
     try:
-        classifier = build_classifier(args)
-        _check_paths(args)
-        LineParser(args.format_in)  # validates the format name before any file is read
-    except ConfigError as exc:
-        print(f"degeneration-exporter scan: error: {exc}", file=sys.stderr)
-        return 2
-    config = classifier.config.model_dump(mode="json")
-    config.update({"offset_unit": "characters", "interval_convention": "half-open [start, end)"})
-    fmt = args.format or ("json" if args.output else "table")
-    report = JsonReport(config=config, only_hits=args.only_hits)
-    if fmt == "html":  # branch `scan` replaces this with its report-writer wiring
-        from ..sinks.html_report import HtmlReportWriter
+        pipeline = PipelineOptions.model_validate(options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "options"
+        flag = {"format": "--format-in"}.get(where, f"--{where.replace('_', '-')}")
+        raise ConfigError(f"{flag}: {error['msg']}", field=flag) from exc
+    if pipeline.format == "custom" and pipeline.fields is None:
+        raise ConfigError("--format-in custom needs the field paths: give them with --config", field="fields")
+    max_line_bytes = args.max_line_bytes if args.max_line_bytes is not None else DEFAULT_MAX_LINE_BYTES
+    if max_line_bytes <= 0:
+        raise ConfigError("--max-line-bytes must be positive", field="--max-line-bytes")
+    if args.limit < 0:
+        raise ConfigError("--limit must be 0 (all) or positive", field="--limit")
+    return ScanJob(
+        classifier=config,
+        format_name=None if pipeline.format == "auto" else pipeline.format,
+        custom_fields=pipeline.fields,
+        max_line_bytes=max_line_bytes,
+        only_hits=args.only_hits,
+        keep_text=args.format == "html",
+        labels=PathLabels(
+            pipeline.run, pipeline.model_name, pipeline.run_from_path, pipeline.model_from_path
+        ),
+    )
 
-        report = _HtmlTee(config=config, only_hits=True, writer=HtmlReportWriter(args.output or sys.stdout))
-    for path in args.files:  # each file may be in its own format: one parser (and detection) per file
-        scan_file(path, LineParser(args.format_in), classifier, report, args.max_line_bytes)
-    if isinstance(report, _HtmlTee):
-        summary = report.to_dict()
-        summary["files"] = [{k: v for k, v in f.items() if k != "samples"} for f in summary["files"]]
-        summary["steps"] = report.step_rows()
-        report.writer.finish(summary)
-        return 0
-    if fmt == "json":
-        text = orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+def _from_config(
+    path: str, source_name: str | None
+) -> tuple[ClassifierConfig, dict[str, dict[str, Any]], dict[str, Any]]:
+    """A `run` config's classify section, detector params, and one source's pipeline options."""
+    from pathlib import Path
+
+    from ..config import PipelineOptions, load_settings
+    from ..errors import ConfigError
+
+    settings = load_settings(Path(path))
+    if settings.classify.detector_params:
+        raise ConfigError(
+            "set detector parameters under detectors.<name>, not classify.detector_params",
+            field="classify.detector_params",
+        )
+    options: dict[str, Any] = {}
+    sources = list(settings.sources)
+    if source_name is not None:
+        chosen = [s for s in sources if s.name == source_name]
+        if not chosen:
+            names = ", ".join(s.name for s in sources) or "none"
+            raise ConfigError(
+                f"--source {source_name!r} is not in {path} (sources: {names})", field="--source"
+            )
+        sources = chosen
+    if len(sources) > 1:
+        raise ConfigError(f"{path} has several sources: name one with --source", field="--source")
+    if sources:
+        fields = set(PipelineOptions.model_fields)
+        options = {k: v for k, v in sources[0].model_dump(exclude_unset=True).items() if k in fields}
+        if "fields" in options:
+            options["fields"] = getattr(sources[0], "fields")  # noqa: B009 - the model, not its dump
+    params = {name: dict(value) for name, value in settings.detectors.model_dump().items()}
+    return settings.classify, params, options
+
+
+def _positive(value: int | None, flag: str) -> int | None:
+    from ..errors import ConfigError
+
+    if value is not None and value <= 0:
+        raise ConfigError(f"{flag} must be positive", field=flag)
+    return value
+
+
+def _workers(args: argparse.Namespace) -> int:
+    from ..batch.local import available_cores
+    from ..errors import ConfigError
+
+    if args.address is not None and args.engine != "ray":
+        raise ConfigError("--address applies only with --engine ray", field="--address")
+    if args.engine == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ConfigError(
+                "--engine ray needs ray: pip install 'degeneration-exporter[ray]'", field="--engine"
+            )
+    if args.workers is None:
+        return available_cores()
+    if args.workers <= 0:
+        raise ConfigError("--workers must be positive", field="--workers")
+    return int(args.workers)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from ..errors import ConfigError
+
+    if args.format == "html" and not args.output:
+        raise ConfigError("--format html needs -o FILE", field="--format")
+    inputs = {Path(n).resolve() for n in args.files if n != "-"}
+    for flag, name in (("-o", args.output), ("--samples-out", args.samples_out)):
+        if name and Path(name).resolve() in inputs:
+            raise ConfigError(f"{flag} {name!r} is one of the inputs; refusing to overwrite it", field=flag)
+
+
+def _report_config(classifier: ClassifierConfig) -> dict[str, Any]:
+    config: dict[str, Any] = classifier.model_dump(mode="json")
+    config.update({"offset_unit": "characters", "interval_convention": "half-open [start, end)"})
+    return config
+
+
+def _writers(args: argparse.Namespace) -> tuple[list[ReportWriter], list[Any]]:
+    """The report writer (-o or stdout) and the --samples-out writer, with what closes their files."""
+    from pathlib import Path
+
+    from ..errors import ConfigError
+    from ..sinks.json_report import JsonlSamplesWriter, JsonReportWriter
+    from ._table import TableWriter
+
+    fmt = args.format or ("json" if args.output else "table")
+    writers: list[ReportWriter] = []
+    closers: list[Any] = []
+    if fmt == "html":
+        try:
+            from ..sinks.html_report import HtmlReportWriter  # type: ignore[import-not-found,unused-ignore]
+        except ImportError as exc:
+            raise ConfigError("--format html is not available in this build", field="--format") from exc
+        html: ReportWriter = HtmlReportWriter(Path(args.output))
+        writers.append(html)
     else:
-        text = _table.render(report.to_dict())
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return 0
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
+        if args.output:
+            closers.append(out.close)
+        writers.append(TableWriter(out, limit=args.limit) if fmt == "table" else JsonReportWriter(out))
+    if args.samples_out:
+        samples = open(args.samples_out, "wb")  # noqa: SIM115
+        closers.append(samples.close)
+        writers.append(JsonlSamplesWriter(samples))
+    return writers, closers

@@ -1,88 +1,65 @@
-"""JSON report: the offline diagnosis document `scan` writes, shaped like Relax's `diagnose_repetition`.
+"""JSON report writers for `scan`: one JSON document written incrementally, and one line per sample.
 
-Why Relax's shape: RL users already read `num_samples`, `num_repetitive_samples`, `repetition_frac`
-and per-file `samples` with identity fields; we add `kinds`, per-kind counts and per-detector details.
+Why this layout: the report must stay one valid JSON document while samples stream to disk as they
+are produced (memory flat in the number of records). So the document opens with `samples` (one
+compact object per line, each with its `path`, `line` and the record's identity, as Relax's diagnose
+report lists them), and the aggregates follow once known: `config`, Relax's `num_samples`,
+`num_repetitive_samples`, `repetition_frac`, per-kind counts, `files`, `runs`, `steps`, `failed_files`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
-from ..classification.result import Classification, FlagKind
+import orjson
 
-__all__ = ["FileReport", "JsonReport"]
+from ..classification.result import Classification
 
+__all__ = ["JsonReportWriter", "JsonlSamplesWriter", "dump_sample"]
 
-def _frac(part: int, whole: int) -> float:
-    return part / whole if whole else 0.0
-
-
-@dataclass(slots=True)
-class FileReport:
-    """Counts and samples of one input file."""
-
-    path: str
-    num_samples: int = 0
-    flagged: dict[str, int] = field(default_factory=lambda: {k.value: 0 for k in FlagKind})
-    malformed: list[dict[str, Any]] = field(default_factory=list)
-    samples: list[dict[str, Any]] = field(default_factory=list)
-    rollout_id: object = None
-
-    def add(self, result: Classification, *, keep: bool) -> None:
-        self.num_samples += 1
-        for kind in result.flags:
-            self.flagged[kind.value] += 1
-        if self.rollout_id is None:
-            self.rollout_id = result.identity.get("rollout_id")
-        if keep:
-            self.samples.append(result.to_dict())
-
-    def to_dict(self) -> dict[str, Any]:
-        rep = self.flagged[FlagKind.REPETITION.value]
-        return {
-            "path": self.path,
-            "rollout_id": self.rollout_id,
-            "num_samples": self.num_samples,
-            "num_repetitive_samples": rep,
-            "repetition_frac": _frac(rep, self.num_samples),
-            "num_flagged": dict(self.flagged),
-            "num_malformed": len(self.malformed),
-            "malformed": self.malformed,
-            "samples": self.samples,
-        }
+_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
-@dataclass(slots=True)
-class JsonReport:
-    """The whole report: totals over files, then one entry per file.
+def _fallback(value: object) -> object:
+    """Identity values of unusual types (a `.pt` dump's tensors) are reported as text."""
+    return str(value)
 
-    `only_hits` drops samples with no flag from the lists; the counts still cover every sample.
-    """
 
-    config: dict[str, Any]
-    only_hits: bool = False
-    files: list[FileReport] = field(default_factory=list)
+def dump_sample(sample: Classification) -> bytes:
+    """One sample as compact JSON (no newline)."""
+    return orjson.dumps(sample.to_dict(), default=_fallback, option=_OPTIONS)
 
-    def open_file(self, path: str) -> FileReport:
-        report = FileReport(path)
-        self.files.append(report)
-        return report
 
-    def emit(self, file: FileReport, result: Classification) -> None:
-        file.add(result, keep=bool(result.flags) or not self.only_hits)
+class JsonReportWriter:
+    """`{"samples": [...one per line...], <aggregates>}` written to `out` as it goes."""
 
-    def to_dict(self) -> dict[str, Any]:
-        total = sum(f.num_samples for f in self.files)
-        flagged = {k.value: sum(f.flagged[k.value] for f in self.files) for k in FlagKind}
-        rep = flagged[FlagKind.REPETITION.value]
-        return {
-            "config": self.config,
-            "num_samples": total,
-            "num_repetitive_samples": rep,
-            "repetition_frac": _frac(rep, total),
-            "num_flagged": flagged,
-            "flagged_frac": {k: _frac(v, total) for k, v in flagged.items()},
-            "num_malformed": sum(len(f.malformed) for f in self.files),
-            "files": [f.to_dict() for f in self.files],
-        }
+    def __init__(self, out: IO[bytes]) -> None:
+        self._out = out
+        self._count = 0
+        out.write(b'{\n  "samples": [')
+
+    def add_sample(self, sample: Classification) -> None:
+        self._out.write(b",\n    " if self._count else b"\n    ")
+        self._out.write(dump_sample(sample))
+        self._count += 1
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        self._out.write(b"\n  ]" if self._count else b"]")
+        for key, value in summary.items():
+            text = orjson.dumps(value, default=_fallback, option=_OPTIONS | orjson.OPT_INDENT_2)
+            self._out.write(b",\n  " + orjson.dumps(key) + b": " + text.replace(b"\n", b"\n  "))
+        self._out.write(b"\n}\n")
+        self._out.flush()
+
+
+class JsonlSamplesWriter:
+    """`--samples-out FILE.jsonl`: one compact JSON object per sample and line; no aggregates."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self._out = out
+
+    def add_sample(self, sample: Classification) -> None:
+        self._out.write(dump_sample(sample) + b"\n")
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        self._out.flush()

@@ -5,6 +5,12 @@ it is read whole, `.gz` decompressed on the fly, `-` meaning stdin. Lines are cu
 `LineSplitter` the tailer uses (bounded memory: a line over `max_line_bytes` streams past and is
 reported as skipped), blank lines are skipped (as Relax's diagnose does), a final line without a
 newline still counts (a finished dump need not end in one).
+
+A byte range (`start`, `end`) of a plain file can be read on its own (`scan --workers` splits large
+files at line boundaries); its line numbers then count from the range's first line. Read errors
+(unreadable file, truncated or corrupt gzip) are raised *after* the lines read before them were
+yielded, so a dump still being copied keeps the records before the cut. `.pt` dumps (slime/Relax
+`torch.save`) are read by `sources/pt_dump.py`, one JSON line per sample.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import BinaryIO
 from .base import Line
 from .file_tail.reader import DEFAULT_MAX_LINE_BYTES, SKIPPED, LineSplitter, Piece
 
-__all__ = ["SkippedLine", "iter_file_lines"]
+__all__ = ["LineCount", "SkippedLine", "iter_file_lines"]
 
 _CHUNK_BYTES = 1024 * 1024
 
@@ -32,6 +38,13 @@ class SkippedLine:
     max_line_bytes: int
 
 
+@dataclass(slots=True)
+class LineCount:
+    """How many lines (blank ones included) a reader has passed: where the next range's numbering starts."""
+
+    lines: int = 0
+
+
 def _open(path: str) -> BinaryIO:
     if path == "-":
         return sys.stdin.buffer
@@ -40,8 +53,38 @@ def _open(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def iter_file_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Line | SkippedLine]:
-    """Yield every non-blank line (1-based line numbers, newline and CR stripped) or a SkippedLine."""
+def _chunks(fh: BinaryIO, start: int, end: int | None) -> Iterator[bytes]:
+    if start:
+        fh.seek(start)
+    left = None if end is None else end - start
+    # gzip: read1 hands out what is decompressed so far, so a truncated stream loses only its tail
+    read = fh.read1 if isinstance(fh, gzip.GzipFile) else fh.read
+    while left is None or left > 0:
+        chunk = read(_CHUNK_BYTES if left is None else min(_CHUNK_BYTES, left))
+        if not chunk:
+            return
+        if left is not None:
+            left -= len(chunk)
+        yield chunk
+
+
+def iter_file_lines(
+    path: str,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    count: LineCount | None = None,
+) -> Iterator[Line | SkippedLine]:
+    """Yield every non-blank line (1-based line numbers, newline and CR stripped) or a SkippedLine.
+
+    `start`/`end` (plain files only) read the byte range [start, end), which must begin at a line start."""
+    count = count if count is not None else LineCount()
+    if path.endswith(".pt"):
+        for line in _pt_lines(path):
+            count.lines = line.line_no
+            yield line
+        return
     splitter = LineSplitter(max_line_bytes)
     line_no = 0
 
@@ -49,6 +92,7 @@ def iter_file_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> 
         nonlocal line_no
         for data, _end in pieces:
             line_no += 1
+            count.lines = line_no
             if data is SKIPPED:
                 yield SkippedLine(path, line_no, max_line_bytes)
             elif data.strip():
@@ -56,7 +100,7 @@ def iter_file_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> 
 
     fh = _open(path)
     try:
-        while chunk := fh.read(_CHUNK_BYTES):
+        for chunk in _chunks(fh, start, end):
             yield from emit(splitter.feed(chunk))
         last = splitter.take_partial()
         if last is not None:
@@ -64,3 +108,17 @@ def iter_file_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> 
     finally:
         if fh is not sys.stdin.buffer:
             fh.close()
+
+
+def _pt_lines(path: str) -> Iterator[Line]:
+    """A `.pt` dump's samples as JSON lines (`sources/pt_dump.py`); without torch, one clear read error."""
+    need = "reading .pt dumps needs torch: pip install 'degeneration-exporter[torch]'"
+    try:
+        from .pt_dump import iter_pt_lines  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        raise OSError(f"{need} ({exc})") from exc
+    try:
+        for line_no, data in enumerate(iter_pt_lines(path), 1):
+            yield Line(data=data, origin=path, line_no=line_no)
+    except ImportError as exc:  # the reader imports torch lazily
+        raise OSError(f"{need} ({exc})") from exc

@@ -1,0 +1,130 @@
+"""`scan_piece`: one piece of a dump through the shared `LinePipeline`, into samples and a `Tally`.
+
+Why a plain function of picklable arguments: the same code runs in this process (`--workers 1`), in
+a worker process, or as a Ray task where the data is, so every engine gives the same report. Line
+numbers count from the piece's first line; `PieceResult.shifted` makes them file line numbers once
+the lines of the pieces before are known. A read error ends the piece with `error` set; the records
+read before it are kept and counted (a truncated gzip still being copied).
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from ..classification.classify import Classifier, ClassifierConfig
+from ..classification.result import Classification
+from ..errors import RejectReason
+from ..formats.custom import CustomFormatOptions
+from ..pipeline import LinePipeline, PathLabels
+from ..sources.base import Line
+from ..sources.dump_file import LineCount, SkippedLine, iter_file_lines
+from ..sources.file_tail.reader import DEFAULT_MAX_LINE_BYTES
+from .plan import Piece
+from .tally import FileTally, Tally
+
+__all__ = ["PieceResult", "ScanJob", "scan_piece"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanJob:
+    """Everything a worker needs besides the piece (picklable; the classifier is rebuilt from it)."""
+
+    classifier: ClassifierConfig
+    format_name: str | None = None
+    custom_fields: CustomFormatOptions | None = None
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    only_hits: bool = False
+    labels: PathLabels = field(default_factory=PathLabels)
+    keep_text: bool = False
+    """Ship each sample's text back (an HTML report shows it); JSON and table reports never need it."""
+
+
+@dataclass(slots=True)
+class PieceResult:
+    """What a piece gave: the samples the report lists, aggregates, how many lines it had, any error."""
+
+    piece: Piece
+    samples: list[Classification]
+    tally: Tally
+    lines: int
+    error: str | None = None
+
+    @property
+    def file(self) -> FileTally:
+        return self.tally.file(self.piece.path)
+
+    def shifted(self, lines_before: int) -> PieceResult:
+        """The same result with line numbers counted from the start of the file."""
+        if not lines_before:
+            return self
+        samples = [replace(s, line=s.line + lines_before) if s.line is not None else s for s in self.samples]
+        for entry in self.file.malformed:
+            entry["line"] += lines_before
+        return PieceResult(self.piece, samples, self.tally, self.lines, self.error)
+
+
+_CLASSIFIERS: dict[str, Classifier] = {}
+_BLANK_TEXT: dict[str, Any] = {
+    n: "" for n in ("text", "reasoning") if n in {f.name for f in fields(Classification)}
+}
+"""The channels a Classification references (when it has them): dropped before results travel back."""
+
+
+def _classifier(config: ClassifierConfig) -> Classifier:
+    """One classifier per config per process (a worker serves many pieces)."""
+    key = config.model_dump_json()
+    found = _CLASSIFIERS.get(key)
+    if found is None:
+        found = _CLASSIFIERS[key] = Classifier(config)
+    return found
+
+
+def scan_piece(job: ScanJob, piece: Piece) -> PieceResult:
+    """Classify every line of `piece`; never raises for bad data or a read error (both are reported)."""
+    tally = Tally()
+    file = tally.file(piece.path)
+    samples: list[Classification] = []
+
+    def reject(reason: RejectReason, line: Line | SkippedLine, exc: BaseException) -> None:
+        file.add_malformed(line.line_no, reason, str(exc))
+
+    format_name = piece.format_name or job.format_name
+    pipeline = LinePipeline(
+        _classifier(job.classifier),
+        format_name,
+        reject,
+        custom_fields=job.custom_fields if format_name == "custom" else None,
+        labels=job.labels,
+        await_usage=True,  # one-shot: close() at the end releases a stream still waiting
+    )
+    count = LineCount()
+    error: str | None = None
+
+    def keep(results: list[Classification]) -> None:
+        for result in results:
+            tally.add(result)
+            if result.flags or not job.only_hits:
+                if _BLANK_TEXT and not job.keep_text:
+                    result = replace(result, **_BLANK_TEXT)
+                samples.append(result)
+
+    try:
+        lines = iter_file_lines(piece.path, job.max_line_bytes, start=piece.start, end=piece.end, count=count)
+        for line in lines:
+            keep(pipeline.process(line))
+    except Exception as exc:  # the read failed: what was read before stays counted
+        error = _read_error(exc)
+    keep(pipeline.close())
+    file.format_name = pipeline.format_names[0] if pipeline.format_names else None
+    return PieceResult(piece, samples, tally, count.lines, error)
+
+
+def _read_error(exc: BaseException) -> str:
+    if isinstance(exc, gzip.BadGzipFile):
+        return f"not a gzip file: {exc}"
+    if isinstance(exc, EOFError):
+        return f"truncated: {exc}"
+    text: Any = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return f"read failed: {text}"

@@ -1,0 +1,143 @@
+"""The one line pipeline shared by the daemon's `SourceRunner` and `scan`: the same line, the same outcome.
+
+Why in process: the behaviour under test is the per-line contract (each bad line counted once, a
+broken record costs only itself, results carry path and line); both callers are driven with real
+lines and the real classifier. The failing classifier stands for a detector bug, which no real input
+can be relied on to trigger.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from degeneration_exporter.batch.piece import ScanJob, scan_piece
+from degeneration_exporter.batch.plan import Piece
+from degeneration_exporter.classification.classify import Classifier, ClassifierConfig
+from degeneration_exporter.classification.result import Classification
+from degeneration_exporter.errors import RejectReason
+from degeneration_exporter.pipeline import LinePipeline, PathLabels, SourceRunner
+from degeneration_exporter.record import Record
+from degeneration_exporter.sources.base import Line, Position, SourceStats
+from degeneration_exporter.sources.dump_file import SkippedLine
+
+from tests.log_lines import CLEAN, LOOP
+
+BAD_UTF8_RECORD = b'{"response": "caf\xe9 ' + LOOP.encode() + b'", "status": "truncated"}'
+GARBAGE = b"\x00\xff\xfe garbage"
+LINES = [
+    orjson.dumps({"response": CLEAN}),
+    BAD_UTF8_RECORD,  # encoding, then still classified once with U+FFFD
+    GARBAGE,  # encoding only: not counted again as invalid_json after the replacement
+    b"{broken",
+]
+
+
+class _BrokenOnMarker(Classifier):
+    """A detector bug: raises on one record's text."""
+
+    def classify(self, record: Record) -> Classification:
+        if "MARKER" in record.text:
+            raise RuntimeError("detector bug")
+        return super().classify(record)
+
+
+class _Source:
+    def __init__(self, lines: list[bytes]) -> None:
+        self.name = "mem"
+        self.stats = SourceStats()
+        self.committed: list[Position] = []
+        self._lines = [Line(d, "mem.jsonl", i + 1, Position("k", i + 1)) for i, d in enumerate(lines)]
+
+    def lines(self) -> Iterator[Line]:
+        yield from self._lines
+
+    def commit(self, position: Position) -> None:
+        self.committed.append(position)
+
+    def close(self) -> None:
+        pass
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.seen: list[Classification] = []
+
+    def emit(self, _source: str, result: Classification) -> None:
+        self.seen.append(result)
+
+    def close(self) -> None:
+        pass
+
+
+def test_daemon_counts_each_bad_line_once_and_classifies_bad_utf8_once() -> None:
+    source, sink = _Source(LINES), _Collect()
+    runner = SourceRunner(source, None, Classifier(), [sink])
+    for line in source.lines():
+        runner.handle(line)
+    assert source.stats.rejected == {"encoding": 2, "invalid_json": 1}
+    assert [(r.path, r.line, r.kinds[:1]) for r in sink.seen] == [
+        ("mem.jsonl", 1, []),
+        ("mem.jsonl", 2, ["repetition"]),
+    ]
+    assert len(source.committed) == 4
+
+
+def test_scan_counts_the_same_lines_the_same_way(tmp_path: Path) -> None:
+    dump = tmp_path / "d.jsonl"
+    dump.write_bytes(b"\n".join(LINES) + b"\n")
+    result = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump)))
+    reasons = [(m["line"], m["reason"]) for m in result.file.malformed]
+    assert reasons == [(2, "encoding"), (3, "encoding"), (4, "invalid_json")]
+    assert [(s.line, s.kinds[:1]) for s in result.samples] == [(1, []), (2, ["repetition"])]
+    assert result.lines == 4 and result.error is None
+
+
+def test_a_detector_error_costs_one_line_counted_internal_and_the_rest_go_on() -> None:
+    rejected: list[tuple[RejectReason, int]] = []
+
+    def on_reject(reason: RejectReason, line: Line | SkippedLine, _exc: BaseException) -> None:
+        rejected.append((reason, line.line_no))
+
+    pipeline = LinePipeline(_BrokenOnMarker(), "generic", on_reject)
+    rows = [{"text": CLEAN}, {"text": "MARKER " + CLEAN}, {"text": LOOP}]
+    out = [r for i, row in enumerate(rows) for r in pipeline.process(Line(orjson.dumps(row), "f", i + 1))]
+    assert rejected == [("internal", 2)]
+    assert [(r.line, r.kinds[:1]) for r in out] == [(1, []), (3, ["repetition"])]
+
+
+def test_streamed_response_carries_the_line_that_completed_it() -> None:
+    pipeline = LinePipeline(Classifier(), None, lambda *_: None)
+    chunk = {"id": "r1", "object": "chat.completion.chunk", "model": "m"}
+    lines = [
+        {**chunk, "choices": [{"index": 0, "delta": {"content": LOOP}, "finish_reason": None}]},
+        {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+    ]
+    out = [
+        r for i, row in enumerate(lines) for r in pipeline.process(Line(orjson.dumps(row), "s.jsonl", i + 1))
+    ]
+    assert [(r.path, r.line, r.finish_reason.value) for r in out] == [("s.jsonl", 2, "length")]
+
+
+def test_run_and_model_from_the_path_else_the_static_values() -> None:
+    labels = PathLabels(run="fallback", model_name="m0", run_from_path=r"/runs/(?P<run>[^/]+)/")
+    pipeline = LinePipeline(Classifier(), None, lambda *_: None, labels=labels)
+    line = json.dumps({"text": CLEAN}).encode()
+    first = pipeline.process(Line(line, "/data/runs/exp-7/step_1.jsonl", 1))
+    other = pipeline.process(Line(line, "/elsewhere/step_1.jsonl", 1))
+    assert [(r.run, r.model) for r in first + other] == [("exp-7", "m0"), ("fallback", "m0")]
+
+
+def test_scan_results_travel_back_without_text_unless_the_report_shows_it(tmp_path: Path) -> None:
+    import dataclasses
+
+    if "text" not in {f.name for f in dataclasses.fields(Classification)}:
+        pytest.skip("Classification.text arrives with branch `samples` (common.md, shared interface 1)")
+    dump = tmp_path / "d.jsonl"
+    dump.write_bytes(orjson.dumps({"response": LOOP}) + b"\n")
+    lean = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump))).samples[0]
+    full = scan_piece(ScanJob(ClassifierConfig(), keep_text=True), Piece(str(dump))).samples[0]
+    assert getattr(lean, "text") == "" and getattr(full, "text") == LOOP  # noqa: B009

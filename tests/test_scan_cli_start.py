@@ -1,0 +1,50 @@
+"""Fast start: `--version`, `--help` and `scan --help` import nothing heavy beyond the package itself.
+
+Why not a timed test: timings flake on a shared machine. What makes start-up slow is importing
+pydantic models, prometheus_client, opentelemetry, orjson and the detectors for a verb that is not
+run, so the test lists what the CLI imports on top of `import degeneration_exporter` (the package's
+own laziness is tested with the public API). Measured figures: docs/benchmarks.md, "Start-up".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pydantic", "prometheus_client", "opentelemetry", "orjson", "yaml", "tqdm", "ray")
+PROBE = """
+import json, sys
+import degeneration_exporter
+before = set(sys.modules)
+from degeneration_exporter.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(set(sys.modules) - before)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["scan", "--help"], ["run", "--help"]])
+def test_cli_start_imports_only_the_verb_it_runs(argv: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=60, check=False
+    )
+    added: list[str] = json.loads(proc.stderr.strip().splitlines()[-1])
+    commands = {m for m in added if m.startswith("degeneration_exporter.commands.")}
+    expected = {f"degeneration_exporter.commands.{argv[0]}"} if argv[0] == "scan" else set()
+    if argv[0] == "scan":
+        assert commands == expected
+        assert not [m for m in added if m.split(".")[0] in HEAVY]
+    elif argv[0] == "run":
+        verbs = {
+            m for m in commands if not m.rsplit(".", 1)[1].startswith("_")
+        }  # its helpers are its business
+        assert verbs == {"degeneration_exporter.commands.run"}
+    else:
+        assert commands == set()
+        assert not [m for m in added if m.split(".")[0] in HEAVY]
+    assert proc.stdout
