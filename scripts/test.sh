@@ -13,6 +13,8 @@ fi
 
 # helm v4 + v3 and the prometheus-operator schemas for tests/e2e/test_helm.py (into .cache/helm-tools)
 bash scripts/install-helm.sh
+# podman + runc + an mmdebstrap base image for tests/e2e/test_container.py (cached in /var/cache/degeneration-exporter-ci)
+bash scripts/install-podman.sh
 
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

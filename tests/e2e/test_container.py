@@ -1,0 +1,356 @@
+"""The image, built from the repository's Containerfile and run with podman, as a user would run it.
+
+The build differs from a user's only in its two build arguments: BASE is a Debian image made with
+mmdebstrap (no registry image can be pulled here) and PIP_ARGS installs from a wheelhouse built on
+the host with --no-index (the build cannot reach the package registry). The image is built once per
+session and removed at the end; scripts/install-podman.sh caches the slow base image between runs.
+
+The run is `podman run IMAGE run '/logs/*.jsonl'` with no state flag: the logs are mounted
+read-only, the state volume at /var/lib/degeneration-exporter, the root filesystem read-only, the
+host network on 127.0.0.1. /metrics must count what the package counts on the host, the process
+must run as 65534, SIGTERM must stop it within 10 s with positions written into the volume, and
+a second container on the same volume resumes from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import degeneration_exporter
+import httpx
+import pytest
+import yaml
+
+from tests.daemon_harness import DaemonProcess, Samples, free_port, parse_samples, total, wait_for
+from tests.e2e.helm_cli import TOOLS, Helm, require_tool, workload
+from tests.e2e.podman_cli import Podman
+
+REPO = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
+STATE_DIR = "/var/lib/degeneration-exporter"
+EXAMPLE = Path(degeneration_exporter.__file__).parent / "examples" / "generation_log.jsonl"
+EXAMPLE_RESPONSES = 21  # examples/README.md: the generation log holds 21 responses
+COMPARED = (
+    "degeneration_responses_total",
+    "degeneration_responses_flagged_total",
+    "degeneration_detections_total",
+    "degeneration_template_leak_tokens_total",
+)
+
+
+def _user_of_containerfile() -> str:
+    [line] = [line for line in (REPO / "Containerfile").read_text().splitlines() if line.startswith("USER ")]
+    return line.split()[1]
+
+
+@pytest.fixture(scope="module")
+def podman() -> Podman:
+    return Podman.from_setup()
+
+
+def _wheelhouse(folder: Path) -> Path:
+    """The project, its otlp extra and its build backend as wheels, built with the host's pip."""
+    requirements = [f"{REPO}[otlp]", *PYPROJECT["build-system"]["requires"]]
+    command = [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "-w", str(folder)]
+    result = subprocess.run(
+        [*command, *requirements], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.fixture(scope="module")
+def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The image built from ./Containerfile with the mmdebstrap base and the host's wheels."""
+    base = podman.base_image()
+    base_python = podman.run(
+        "run", "--rm", "--network", "host", base, "python3", "-c", "import sys; print(*sys.version_info[:2])"
+    ).stdout.split()
+    host_python = [str(part) for part in sys.version_info[:2]]
+    assert base_python == host_python, (
+        f"the wheelhouse is built by the host's Python {'.'.join(host_python)} but {base} has "
+        f"{'.'.join(base_python)}: run the tests with a matching Python"
+    )
+    wheels = _wheelhouse(tmp_path_factory.mktemp("wheels"))
+    tag = f"localhost/degeneration-exporter:test-{uuid.uuid4().hex[:8]}"
+    podman.run(
+        "build",
+        "--isolation",
+        "chroot",  # needs the host network, which is all the build gets (it installs --no-index)
+        "--layers=false",  # no intermediate images left behind
+        "--build-arg",
+        f"BASE={base}",
+        "--build-arg",
+        "PIP_ARGS=--no-index --find-links /wheels",
+        "--volume",
+        f"{wheels}:/wheels:ro",
+        "--file",
+        str(REPO / "Containerfile"),
+        "--tag",
+        tag,
+        str(REPO),
+        timeout=900,
+    )
+    try:
+        yield tag
+    finally:
+        podman.run("rmi", "--force", tag, check=False)
+
+
+@pytest.fixture
+def state_volume(podman: Podman) -> Iterator[str]:
+    name = f"degeneration-state-{uuid.uuid4().hex[:8]}"
+    podman.run("volume", "create", name)
+    try:
+        yield name
+    finally:
+        podman.run("volume", "rm", "--force", name, check=False)
+
+
+def test_image_config_follows_the_package(podman: Podman, image: str) -> None:
+    config = podman.inspect("image", image)["Config"]
+    assert config["User"] == _user_of_containerfile() == "65534:65534"
+    assert config["Entrypoint"] == ["degeneration-exporter"]
+    assert "10142/tcp" in config["ExposedPorts"]
+    assert STATE_DIR in config["Volumes"]
+    labels = config["Labels"]
+    assert labels["org.opencontainers.image.version"] == PROJECT["version"]
+    assert labels["org.opencontainers.image.licenses"] == PROJECT["license"]["text"]
+    assert labels["org.opencontainers.image.source"].startswith("https://")
+
+
+def test_the_image_env_puts_state_in_the_volume(podman: Podman, image: str) -> None:
+    """No flag and no config: the effective state.directory is the volume (the image's XDG_STATE_HOME)."""
+    result = podman.run("run", "--rm", "--read-only", image, "check-config", "--print-effective")
+    assert yaml.safe_load(result.stdout)["state"]["directory"] == STATE_DIR
+    # a config's own state.directory still wins over the image's default
+    override = podman.run(
+        "run",
+        "--rm",
+        "--env",
+        "DEGENERATION_STATE__DIRECTORY=/elsewhere",
+        image,
+        "check-config",
+        "--print-effective",
+    )
+    assert yaml.safe_load(override.stdout)["state"]["directory"] == "/elsewhere"
+
+
+def test_the_final_stage_holds_the_venv_and_nothing_of_the_build(podman: Podman, image: str) -> None:
+    probe = (
+        "import os, degeneration_exporter as d; "
+        "print(d.__file__); print(*[p for p in ('/src', '/wheels', '/state') if os.path.exists(p)])"
+    )
+    lines = podman.run("run", "--rm", "--entrypoint", "python3", image, "-c", probe).stdout.splitlines()
+    assert lines[0].startswith("/opt/degeneration-exporter/lib/")
+    assert lines[1:] == [""], f"build leftovers in the final image: {lines[1:]}"
+
+
+def test_the_default_command_prints_help(podman: Podman, image: str) -> None:
+    result = podman.run("run", "--rm", "--read-only", image)
+    assert "usage: degeneration-exporter" in result.stdout
+
+
+def _scrape(url: str) -> Samples | None:
+    try:
+        response = httpx.get(f"{url}/metrics", timeout=5)
+    except httpx.HTTPError:
+        return None
+    return parse_samples(response.text) if response.status_code == 200 else None
+
+
+def _series(samples: Samples) -> Samples:
+    return {key: value for key, value in samples.items() if key[0] in COMPARED}
+
+
+def _wait_for_responses(url: str, expected: float) -> Samples:
+    def reached() -> Samples | None:
+        samples = _scrape(url)
+        if samples is None:
+            return None
+        value = total(samples, "degeneration_responses_total")
+        assert value <= expected, f"degeneration_responses_total = {value} > {expected}"
+        return samples if value == expected else None
+
+    return wait_for(reached, 60, f"degeneration_responses_total == {expected} at {url}")
+
+
+def _host_counts(logs: Path, tmp_path: Path) -> Samples:
+    """What the package counts over the same logs when run on the host (positions never written)."""
+    with DaemonProcess([f"{logs}/*.jsonl", "--dry-run"], tmp_path / "host-daemon.log") as daemon:
+        samples = daemon.wait_for_total("degeneration_responses_total", EXAMPLE_RESPONSES)
+        assert daemon.stop() == 0
+    return _series(samples)
+
+
+def _logs_dir(tmp_path: Path) -> Path:
+    """A log folder the image's user (65534) can read, as world-readable logs are on a node."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    target = logs / "generation_log.jsonl"
+    target.write_bytes(EXAMPLE.read_bytes())
+    logs.chmod(0o755)
+    target.chmod(0o644)
+    return logs
+
+
+def _start(podman: Podman, image: str, name: str, logs: Path, volume: str, port: int) -> str:
+    """`podman run IMAGE run '/logs/*.jsonl'`: no state flag, read-only root, host network on loopback."""
+    podman.run(
+        "run",
+        "--detach",
+        "--name",
+        name,
+        "--network",
+        "host",
+        "--read-only",
+        "--volume",
+        f"{logs}:/logs:ro",
+        "--volume",
+        f"{volume}:{STATE_DIR}",
+        image,
+        "run",
+        "/logs/*.jsonl",
+        "--listen",
+        f"127.0.0.1:{port}",
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_for(lambda: _scrape(url) is not None or _exited(podman, name), 60, f"{name} serving {url}")
+    assert not _exited(podman, name), podman.run("logs", name, check=False).stderr
+    return url
+
+
+def _exited(podman: Podman, name: str) -> bool:
+    status: str = podman.inspect("container", name)["State"]["Status"]
+    return status == "exited"
+
+
+def _stop_with_sigterm(podman: Podman, name: str) -> float:
+    """SIGTERM to the container's main process; the seconds until it exited with status 0."""
+    started = time.monotonic()
+    podman.run("kill", "--signal", "TERM", name)
+    podman.run("wait", name, timeout=30)
+    elapsed = time.monotonic() - started
+    state = podman.inspect("container", name)["State"]
+    assert state["ExitCode"] == 0, podman.run("logs", name, check=False).stderr
+    return elapsed
+
+
+def _ids_of(pid: int) -> tuple[list[str], list[str]]:
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    [uids] = [line.split()[1:] for line in status if line.startswith("Uid:")]
+    [gids] = [line.split()[1:] for line in status if line.startswith("Gid:")]
+    return uids, gids
+
+
+def _append_lines(target: Path, count: int) -> None:
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)[:count]
+    with target.open("ab") as handle:
+        handle.write(b"".join(lines))
+
+
+@pytest.fixture
+def container_names(podman: Podman) -> Iterator[list[str]]:
+    """Names of the containers a test starts; all are removed at the end, running or not."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        podman.run("rm", "--force", "--time", "0", name, check=False)
+
+
+def test_the_image_tails_counts_and_stops_cleanly_with_positions_in_the_volume(
+    podman: Podman, image: str, state_volume: str, container_names: list[str], tmp_path: Path
+) -> None:
+    logs = _logs_dir(tmp_path)
+    log_file = logs / "generation_log.jsonl"
+    expected = _host_counts(logs, tmp_path)
+
+    first = f"degeneration-e2e-{uuid.uuid4().hex[:8]}"
+    container_names.append(first)
+    url = _start(podman, image, first, logs, state_volume, free_port())
+    assert _series(_wait_for_responses(url, EXAMPLE_RESPONSES)) == expected
+
+    info = podman.inspect("container", first)
+    assert info["HostConfig"]["ReadonlyRootfs"] is True
+    uids, gids = _ids_of(int(info["State"]["Pid"]))
+    assert set(uids) == {"65534"} and set(gids) == {"65534"}, (uids, gids)
+    write = podman.run("exec", first, "python3", "-c", "open('/opt/probe', 'w')", check=False)
+    assert write.returncode != 0 and "Read-only file system" in write.stderr, write.stderr
+
+    _append_lines(log_file, 5)  # the host writes; the container tails through its read-only mount
+    _wait_for_responses(url, EXAMPLE_RESPONSES + 5)
+
+    assert _stop_with_sigterm(podman, first) < 10
+    mountpoint = Path(podman.inspect("volume", state_volume)["Mountpoint"])
+    positions = json.loads((mountpoint / "positions-files.json").read_text())
+    [entry] = positions["files"]
+    assert entry["path"] == "/logs/generation_log.jsonl"
+    assert entry["offset"] == log_file.stat().st_size
+    assert os.stat(mountpoint / "positions-files.json").st_uid == 65534
+
+    # A new container on the same volume resumes: only lines written since are counted.
+    _append_lines(log_file, 3)
+    second = f"degeneration-e2e-{uuid.uuid4().hex[:8]}"
+    container_names.append(second)
+    url = _start(podman, image, second, logs, state_volume, free_port())
+
+    def caught_up() -> Samples | None:
+        samples = _scrape(url)
+        if samples is None or total(samples, "degeneration_lines_read_total") == 0:
+            return None
+        lag = total(samples, "degeneration_source_lag_bytes")
+        queued = total(samples, "degeneration_queue_depth")
+        return samples if lag == 0 and queued == 0 else None
+
+    wait_for(caught_up, 60, f"{second} caught up with {log_file}")
+    samples = _wait_for_responses(url, 3)
+    assert total(samples, "degeneration_lines_read_total") == 3
+    assert _stop_with_sigterm(podman, second) < 10
+
+
+def test_the_charts_init_container_runs_with_what_the_image_has(
+    podman: Podman, image: str, container_names: list[str], tmp_path: Path
+) -> None:
+    """The DaemonSet's chown init container, as rendered by helm, run in this image as the pod runs it."""
+    helm = Helm(require_tool(TOOLS / "bin" / "helm"), tmp_path / "helm")
+    pod = workload(helm.template())["spec"]["template"]["spec"]
+    [init] = pod["initContainers"]
+    security = init["securityContext"]
+    [mount] = init["volumeMounts"]
+    positions = tmp_path / "positions"
+    positions.mkdir()  # what hostPath DirectoryOrCreate makes: owned by root
+    name = f"degeneration-init-{uuid.uuid4().hex[:8]}"
+    container_names.append(name)
+    entrypoint, *args = init["command"]
+    podman.run(
+        "run",
+        "--name",
+        name,
+        "--user",
+        f"{security['runAsUser']}:{security['runAsGroup']}",
+        "--read-only",
+        "--cap-drop",
+        "ALL",
+        *[arg for cap in security["capabilities"]["add"] for arg in ("--cap-add", cap)],
+        "--security-opt",
+        "no-new-privileges",
+        "--volume",
+        f"{positions}:{mount['mountPath']}",
+        "--entrypoint",
+        entrypoint,
+        image,
+        *args,
+    )
+    owner = positions.stat()
+    pod_user = pod["securityContext"]
+    assert (owner.st_uid, owner.st_gid) == (pod_user["runAsUser"], pod_user["runAsGroup"])
+    assert f"{owner.st_uid}:{owner.st_gid}" == _user_of_containerfile()
