@@ -21,6 +21,14 @@ import pytest
 
 CACHE = Path(os.environ.get("DEGENERATION_CI_CACHE", "/var/cache/degeneration-exporter-ci"))
 SETUP_HINT = "run scripts/install-podman.sh (scripts/test.sh does)"
+CONTAINERFILE = Path(__file__).resolve().parents[2] / "Containerfile"
+
+
+def containerfile_user() -> str:
+    """The `USER uid:gid` of the Containerfile's final stage, which the chart must run as too."""
+    users = [line.split()[1] for line in CONTAINERFILE.read_text().splitlines() if line.startswith("USER ")]
+    assert users, f"no USER in {CONTAINERFILE}"
+    return users[-1]
 
 
 def _missing(message: str) -> None:

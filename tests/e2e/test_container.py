@@ -31,7 +31,7 @@ import yaml
 
 from tests.daemon_harness import DaemonProcess, Samples, free_port, parse_samples, total, wait_for
 from tests.e2e.helm_cli import TOOLS, Helm, require_tool, workload
-from tests.e2e.podman_cli import Podman
+from tests.e2e.podman_cli import CONTAINERFILE, Podman, containerfile_user
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
@@ -45,11 +45,6 @@ COMPARED = (
     "degeneration_detections_total",
     "degeneration_template_leak_tokens_total",
 )
-
-
-def _user_of_containerfile() -> str:
-    [line] = [line for line in (REPO / "Containerfile").read_text().splitlines() if line.startswith("USER ")]
-    return line.split()[1]
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +89,7 @@ def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         "--volume",
         f"{wheels}:/wheels:ro",
         "--file",
-        str(REPO / "Containerfile"),
+        str(CONTAINERFILE),
         "--tag",
         tag,
         str(REPO),
@@ -118,7 +113,7 @@ def state_volume(podman: Podman) -> Iterator[str]:
 
 def test_image_config_follows_the_package(podman: Podman, image: str) -> None:
     config = podman.inspect("image", image)["Config"]
-    assert config["User"] == _user_of_containerfile() == "65534:65534"
+    assert config["User"] == containerfile_user() == "65534:65534"
     assert config["Entrypoint"] == ["degeneration-exporter"]
     assert "10142/tcp" in config["ExposedPorts"]
     assert STATE_DIR in config["Volumes"]
@@ -353,4 +348,4 @@ def test_the_charts_init_container_runs_with_what_the_image_has(
     owner = positions.stat()
     pod_user = pod["securityContext"]
     assert (owner.st_uid, owner.st_gid) == (pod_user["runAsUser"], pod_user["runAsGroup"])
-    assert f"{owner.st_uid}:{owner.st_gid}" == _user_of_containerfile()
+    assert f"{owner.st_uid}:{owner.st_gid}" == containerfile_user()
