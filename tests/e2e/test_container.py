@@ -77,7 +77,7 @@ def _wheelhouse(folder: Path) -> Path:
     requirements = [f"{REPO}[otlp]", *PYPROJECT["build-system"]["requires"]]
     command = [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "-w", str(folder)]
     result = subprocess.run(
-        [*command, *requirements], capture_output=True, text=True, timeout=600, check=False
+        [*command, *requirements], capture_output=True, text=True, timeout=300, check=False
     )
     assert result.returncode == 0, result.stderr
     return folder
@@ -113,7 +113,7 @@ def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         "--tag",
         tag,
         str(REPO),
-        timeout=900,
+        timeout=480,
     )
     try:
         yield tag
@@ -218,30 +218,23 @@ def _logs_dir(tmp_path: Path) -> Path:
     return logs
 
 
-def _start(podman: Podman, image: str, name: str, logs: Path, volume: str, port: int) -> str:
-    """`podman run IMAGE run '/logs/*.jsonl'`: no state flag, read-only root, host network on loopback."""
+def _start(podman: Podman, image: str, name: str, volumes: list[str], *args: str) -> str:
+    """`podman run IMAGE ARGS --listen 127.0.0.1:PORT` detached: read-only root, host network on loopback."""
+    port = free_port()
+    mounts = [arg for volume in volumes for arg in ("--volume", volume)]
     podman.run(
-        "run",
-        "--detach",
-        "--name",
-        name,
-        "--network",
-        "host",
-        "--read-only",
-        "--volume",
-        f"{logs}:/logs:ro",
-        "--volume",
-        f"{volume}:{STATE_DIR}",
-        image,
-        "run",
-        "/logs/*.jsonl",
-        "--listen",
-        f"127.0.0.1:{port}",
-    )
+        "run", "--detach", "--name", name, "--network", "host", "--read-only", *mounts, image,
+        *args, "--listen", f"127.0.0.1:{port}",
+    )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     wait_for(lambda: _scrape(url) is not None or _exited(podman, name), 60, f"{name} serving {url}")
     assert not _exited(podman, name), podman.run("logs", name, check=False).stderr
     return url
+
+
+def _start_tailing(podman: Podman, image: str, name: str, logs: Path, volume: str) -> str:
+    """`podman run IMAGE run '/logs/*.jsonl'`: no state flag; logs read-only, the state volume mounted."""
+    return _start(podman, image, name, [f"{logs}:/logs:ro", f"{volume}:{STATE_DIR}"], "run", "/logs/*.jsonl")
 
 
 def _exited(podman: Podman, name: str) -> bool:
@@ -291,7 +284,7 @@ def test_the_image_tails_counts_and_stops_cleanly_with_positions_in_the_volume(
 
     first = f"degeneration-e2e-{uuid.uuid4().hex[:8]}"
     container_names.append(first)
-    url = _start(podman, image, first, logs, state_volume, free_port())
+    url = _start_tailing(podman, image, first, logs, state_volume)
     assert _series(_wait_for_responses(url, EXAMPLE_RESPONSES)) == expected
 
     info = podman.inspect("container", first)
@@ -316,7 +309,7 @@ def test_the_image_tails_counts_and_stops_cleanly_with_positions_in_the_volume(
     _append_lines(log_file, 3)
     second = f"degeneration-e2e-{uuid.uuid4().hex[:8]}"
     container_names.append(second)
-    url = _start(podman, image, second, logs, state_volume, free_port())
+    url = _start_tailing(podman, image, second, logs, state_volume)
 
     def caught_up() -> Samples | None:
         samples = _scrape(url)
@@ -330,6 +323,17 @@ def test_the_image_tails_counts_and_stops_cleanly_with_positions_in_the_volume(
     samples = _wait_for_responses(url, 3)
     assert total(samples, "degeneration_lines_read_total") == 3
     assert _stop_with_sigterm(podman, second) < 10
+
+
+def test_run_example_works_on_a_read_only_root(
+    podman: Podman, image: str, container_names: list[str]
+) -> None:
+    """The quick start in a container: the bundled examples, positions in a temp dir (podman's /tmp tmpfs)."""
+    name = f"degeneration-example-{uuid.uuid4().hex[:8]}"
+    container_names.append(name)
+    url = _start(podman, image, name, [], "run", "--example")
+    _wait_for_responses(url, EXAMPLE_RESPONSES + 16)  # examples/README.md: 21 + 16 rollout responses
+    assert _stop_with_sigterm(podman, name) < 10
 
 
 def test_the_charts_init_container_runs_with_what_the_image_has(
