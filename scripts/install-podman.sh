@@ -51,6 +51,7 @@ TARBALL="$CACHE/base-$SUITE-$KEY.tar"
 IMAGE="localhost/degeneration-exporter-ci-base:$SUITE-$KEY"
 
 if [ ! -s "$TARBALL" ]; then
+  $SUDO rm -rf "$TARBALL.part"
   # The host's own Debian sources (mirror and suites as apt is set up here), not a mirror named here.
   SOURCES=/etc/apt/sources.list.d/debian.sources
   [ -f "$SOURCES" ] || SOURCES=/etc/apt/sources.list
@@ -62,3 +63,12 @@ if ! $SUDO env CONTAINERS_CONF="$CONF" podman image exists "$IMAGE"; then
   $SUDO env CONTAINERS_CONF="$CONF" podman import --quiet "$TARBALL" "$IMAGE" >/dev/null
 fi
 printf '%s\n' "$IMAGE" | $SUDO tee "$CACHE/base-image" >/dev/null
+
+# Bases of earlier recipes are never used again: drop them so the cache stays one base large.
+for old in "$CACHE"/base-*.tar; do
+  [ "$old" = "$TARBALL" ] || $SUDO rm -f "$old"
+done
+for old in $($SUDO env CONTAINERS_CONF="$CONF" podman images --format '{{.Repository}}:{{.Tag}}' \
+  "${IMAGE%%:*}"); do
+  [ "$old" = "$IMAGE" ] || $SUDO env CONTAINERS_CONF="$CONF" podman rmi --force "$old" >/dev/null
+done
