@@ -9,7 +9,8 @@ The run is `podman run IMAGE run '/logs/*.jsonl'` with no state flag: the logs a
 read-only, the state volume at /var/lib/degeneration-exporter, the root filesystem read-only, the
 host network on 127.0.0.1. /metrics must count what the package counts on the host, the process
 must run as 65534, SIGTERM must stop it within 10 s with positions written into the volume, and
-a second container on the same volume resumes from them.
+a second container on the same volume resumes from them. The chart's rendered DaemonSet pod runs
+in the image too, init container first (tests/e2e/pod_in_podman.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import yaml
 
 from tests.daemon_harness import DaemonProcess, Samples, free_port, parse_samples, total, wait_for
 from tests.e2e.helm_cli import TOOLS, Helm, require_tool, workload
+from tests.e2e.pod_in_podman import run_init_containers, start_container
 from tests.e2e.podman_cli import CONTAINERFILE, Podman, containerfile_user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -336,40 +338,62 @@ def test_run_example_works_on_a_read_only_root(
     assert _stop_with_sigterm(podman, name) < 10
 
 
-def test_the_charts_init_container_runs_with_what_the_image_has(
+def test_the_rendered_daemonset_pod_runs_in_the_image(
     podman: Podman, image: str, container_names: list[str], tmp_path: Path
 ) -> None:
-    """The DaemonSet's chown init container, as rendered by helm, run in this image as the pod runs it."""
-    helm = Helm(require_tool(TOOLS / "bin" / "helm"), tmp_path / "helm")
-    pod = workload(helm.template())["spec"]["template"]["spec"]
-    [init] = pod["initContainers"]
-    security = init["securityContext"]
-    [mount] = init["volumeMounts"]
-    positions = tmp_path / "positions"
-    positions.mkdir()  # what hostPath DirectoryOrCreate makes: owned by root
-    name = f"degeneration-init-{uuid.uuid4().hex[:8]}"
-    container_names.append(name)
-    entrypoint, *args = init["command"]
-    podman.run(
-        "run",
-        "--name",
-        name,
-        "--user",
-        f"{security['runAsUser']}:{security['runAsGroup']}",
-        "--read-only",
-        "--cap-drop",
-        "ALL",
-        *[arg for cap in security["capabilities"]["add"] for arg in ("--cap-add", cap)],
-        "--security-opt",
-        "no-new-privileges",
-        "--volume",
-        f"{positions}:{mount['mountPath']}",
-        "--entrypoint",
-        entrypoint,
-        image,
-        *args,
+    """`helm template` output, run as a kubelet would: the chown init container, then the daemon.
+
+    Only paths and the listen address are set through values (as a user would); everything else,
+    user, read-only root, capabilities, mounts, env, command and probe, is the chart's default.
+    """
+    logs = _logs_dir(tmp_path)
+    node_positions = tmp_path / "node" / "degeneration-exporter"
+    port = free_port()
+    overrides = tmp_path / "values.yaml"
+    overrides.write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "sources": [{"name": "vllm", "include": [f"{logs}/*.jsonl"], "start_at": "beginning"}],
+                    "sinks": {"prometheus": {"listen": f"127.0.0.1:{port}"}},
+                },
+                "hostPathMounts": [{"name": "logs", "hostPath": str(logs)}],
+                "positions": {"hostPath": {"path": str(node_positions)}},
+            }
+        )
     )
-    owner = positions.stat()
-    pod_user = pod["securityContext"]
-    assert (owner.st_uid, owner.st_gid) == (pod_user["runAsUser"], pod_user["runAsGroup"])
+    objects = Helm(require_tool(TOOLS / "bin" / "helm"), tmp_path / "helm").template([overrides])
+    daemonset = workload(objects)
+    assert daemonset["kind"] == "DaemonSet"
+    pod = daemonset["spec"]["template"]["spec"]
+
+    run_init_containers(podman, image, pod, objects, tmp_path / "pod")
+    owner = node_positions.stat()
     assert f"{owner.st_uid}:{owner.st_gid}" == containerfile_user()
+
+    [container] = pod["containers"]
+    name = f"degeneration-pod-{uuid.uuid4().hex[:8]}"
+    container_names.append(name)
+    start_container(podman, image, name, container, pod, objects, tmp_path / "pod")
+    url = f"http://127.0.0.1:{port}"
+    [container_port] = container["ports"]
+    probe = container["livenessProbe"]["httpGet"]
+    assert probe["port"] == container_port["name"] and container_port["containerPort"] == port
+
+    def probe_ok() -> bool:
+        assert not _exited(podman, name), podman.run("logs", name, check=False).stderr
+        try:
+            return httpx.get(f"{url}{probe['path']}", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(probe_ok, 60, f"{name} answering its liveness probe")
+    _wait_for_responses(url, EXAMPLE_RESPONSES)
+    uids, _ = _ids_of(int(podman.inspect("container", name)["State"]["Pid"]))
+    assert set(uids) == {str(pod["securityContext"]["runAsUser"])}
+
+    assert _stop_with_sigterm(podman, name) < min(10, pod["terminationGracePeriodSeconds"])
+    positions = node_positions / "positions-vllm.json"
+    [entry] = json.loads(positions.read_text())["files"]
+    assert entry["offset"] == (logs / "generation_log.jsonl").stat().st_size
+    assert positions.stat().st_uid == pod["securityContext"]["runAsUser"]
