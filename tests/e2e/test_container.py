@@ -141,7 +141,10 @@ def test_image_config_follows_the_package(podman: Podman, image: str) -> None:
     assert STATE_DIR in config["Volumes"]
     labels = config["Labels"]
     assert labels["org.opencontainers.image.version"] == PROJECT["version"]
-    assert labels["org.opencontainers.image.licenses"] == PROJECT["license"]["text"]
+    license_ = PROJECT["license"]  # a table ({text = ...}) or, in newer metadata, an SPDX string
+    assert labels["org.opencontainers.image.licenses"] == (
+        license_ if isinstance(license_, str) else license_["text"]
+    )
     assert labels["org.opencontainers.image.source"].startswith("https://")
 
 
