@@ -90,7 +90,7 @@ def image(podman: Podman, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """The image built from ./Containerfile with the mmdebstrap base and the host's wheels."""
     base = podman.base_image()
     base_python = podman.run(
-        "run", "--rm", "--network", "host", base, "python3", "-c", "import sys; print(*sys.version_info[:2])"
+        "run", "--rm", "--network", "none", base, "python3", "-c", "import sys; print(*sys.version_info[:2])"
     ).stdout.split()
     host_python = [str(part) for part in sys.version_info[:2]]
     assert base_python == host_python, (
