@@ -15,8 +15,11 @@ in the image too, init container first (tests/e2e/pod_in_podman.py).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -33,7 +36,7 @@ import yaml
 from tests.daemon_harness import DaemonProcess, Samples, free_port, parse_samples, total, wait_for
 from tests.e2e.helm_cli import TOOLS, Helm, require_tool, workload
 from tests.e2e.pod_in_podman import run_init_containers, start_container
-from tests.e2e.podman_cli import CONTAINERFILE, Podman, containerfile_user
+from tests.e2e.podman_cli import CACHE, CONTAINERFILE, Podman, containerfile_user
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
@@ -74,15 +77,50 @@ def podman() -> Podman:
     return Podman.from_setup()
 
 
-def _wheelhouse(folder: Path) -> Path:
-    """The project, its otlp extra and its build backend as wheels, built with the host's pip."""
+def _wheelhouse_key() -> str:
+    """What decides the wheelhouse: the requirements, and the Python and machine that build them."""
+    recipe = [
+        PROJECT["dependencies"],
+        PROJECT["optional-dependencies"]["otlp"],
+        PYPROJECT["build-system"]["requires"],
+        list(sys.version_info[:2]),
+        platform.machine(),
+    ]
+    return hashlib.sha256(json.dumps(recipe).encode()).hexdigest()[:12]
+
+
+def _wheelhouse(scratch: Path) -> Path:
+    """The otlp install's dependencies and the build backend as wheels, built by the host's pip.
+
+    Only dependencies come from it (the build makes the project's own wheel from the copied
+    sources), so it is cached beside the base image in CACHE/wheels-KEY and rebuilt only when a
+    requirement changes; where CACHE is not writable it is built in `scratch` every session.
+    """
+    cached = CACHE / f"wheels-{_wheelhouse_key()}"
+    if cached.is_dir():
+        return cached
+    writable = os.access(CACHE, os.W_OK)
+    folder = CACHE / f".{cached.name}-{uuid.uuid4().hex[:8]}" if writable else scratch / "wheels"
     requirements = [f"{REPO}[otlp]", *PYPROJECT["build-system"]["requires"]]
     command = [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "-w", str(folder)]
     result = subprocess.run(
         [*command, *requirements], capture_output=True, text=True, timeout=300, check=False
     )
+    if result.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
     assert result.returncode == 0, result.stderr
-    return folder
+    for own in folder.glob("degeneration_exporter-*.whl"):
+        own.unlink()
+    if not writable:
+        return folder
+    try:
+        folder.rename(cached)
+    except OSError:  # another session cached the same wheelhouse first
+        shutil.rmtree(folder)
+    for stale in CACHE.glob("wheels-*"):
+        if stale != cached:
+            shutil.rmtree(stale, ignore_errors=True)
+    return cached
 
 
 @pytest.fixture(scope="module")
