@@ -7,7 +7,8 @@
 #                            (python3 + venv) and podman imports it; the tarball is cached outside the repo,
 #                            named by a hash of the recipe below, so a changed recipe builds a new one
 # Everything lands in $DEGENERATION_CI_CACHE (default /var/cache/degeneration-exporter-ci); the test reads
-# $DEGENERATION_CI_CACHE/base-image (the imported image's name) and containers.conf from there.
+# $DEGENERATION_CI_CACHE/base-image (the imported image's name) and containers.conf from there, and keeps
+# its dependency wheelhouse there too (wheels-KEY).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
