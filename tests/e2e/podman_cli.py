@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.helm_cli import fail_on_ci_else_skip
+
 CACHE = Path(os.environ.get("DEGENERATION_CI_CACHE", "/var/cache/degeneration-exporter-ci"))
 SETUP_HINT = "run scripts/install-podman.sh (scripts/test.sh does)"
 CONTAINERFILE = Path(__file__).resolve().parents[2] / "Containerfile"
@@ -29,13 +31,6 @@ def containerfile_user() -> str:
     users = [line.split()[1] for line in CONTAINERFILE.read_text().splitlines() if line.startswith("USER ")]
     assert users, f"no USER in {CONTAINERFILE}"
     return users[-1]
-
-
-def _missing(message: str) -> None:
-    """Fail on CI, where the test command installed everything; skip on a developer's machine."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def namespaces_refused() -> str | None:
@@ -69,9 +64,9 @@ class Podman:
         binary = shutil.which("podman")
         conf = CACHE / "containers.conf"
         if binary is None or shutil.which("runc") is None:
-            _missing(f"podman or runc not installed: {SETUP_HINT}")
+            fail_on_ci_else_skip(f"podman or runc not installed: {SETUP_HINT}")
         if not conf.is_file():
-            _missing(f"{conf} missing: {SETUP_HINT}")
+            fail_on_ci_else_skip(f"{conf} missing: {SETUP_HINT}")
         refused = namespaces_refused()
         if refused is not None:
             pytest.skip(refused)
@@ -100,10 +95,10 @@ class Podman:
         """The mmdebstrap base image the setup script imported."""
         name_file = CACHE / "base-image"
         if not name_file.is_file():
-            _missing(f"{name_file} missing: {SETUP_HINT}")
+            fail_on_ci_else_skip(f"{name_file} missing: {SETUP_HINT}")
         name = name_file.read_text().strip()
         if self.run("image", "exists", name, check=False).returncode != 0:
-            _missing(f"base image {name} not in podman's storage: {SETUP_HINT}")
+            fail_on_ci_else_skip(f"base image {name} not in podman's storage: {SETUP_HINT}")
         return name
 
     def inspect(self, kind: str, name: str) -> dict[str, Any]:

@@ -53,7 +53,7 @@ COMPARED = (
 
 
 def _hadolint(containerfile: Path) -> subprocess.CompletedProcess[str]:
-    binary = require_tool(REPO / ".venv" / "bin" / "hadolint")  # scripts/install-actionlint.sh
+    binary = require_tool(REPO / ".venv" / "bin" / "hadolint", "scripts/install-actionlint.sh")
     command = [str(binary), "--no-color", str(containerfile)]
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
 

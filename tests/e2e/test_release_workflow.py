@@ -30,9 +30,9 @@ def _workflow() -> dict[str, Any]:
 
 
 def _actionlint(path: Path) -> subprocess.CompletedProcess[str]:
-    binary = require_tool(ACTIONLINT)
+    binary = require_tool(ACTIONLINT, "scripts/install-actionlint.sh")
     if shutil.which("shellcheck") is None:
-        require_tool(Path("/usr/bin/shellcheck"))
+        require_tool(Path("/usr/bin/shellcheck"), "scripts/install-actionlint.sh")
     return subprocess.run(
         [str(binary), "-no-color", str(path)], capture_output=True, text=True, timeout=60, check=False
     )
