@@ -61,15 +61,15 @@ class Podman:
     @classmethod
     def from_setup(cls) -> Podman:
         """The podman that scripts/install-podman.sh installed; skips/fails as the module says."""
+        refused = namespaces_refused()  # first: then the setup script stopped early on purpose
+        if refused is not None:
+            pytest.skip(refused)
         binary = shutil.which("podman")
         conf = CACHE / "containers.conf"
         if binary is None or shutil.which("runc") is None:
             fail_on_ci_else_skip(f"podman or runc not installed: {SETUP_HINT}")
         if not conf.is_file():
             fail_on_ci_else_skip(f"{conf} missing: {SETUP_HINT}")
-        refused = namespaces_refused()
-        if refused is not None:
-            pytest.skip(refused)
         assert binary is not None
         return cls(binary, conf)
 
