@@ -77,40 +77,39 @@ def podman() -> Podman:
     return Podman.from_setup()
 
 
+# What `pip install '/src[otlp]'` needs besides the sources: the dependencies and the build backend.
+REQUIREMENTS = [
+    *PROJECT["dependencies"],
+    *PROJECT["optional-dependencies"]["otlp"],
+    *PYPROJECT["build-system"]["requires"],
+]
+
+
 def _wheelhouse_key() -> str:
     """What decides the wheelhouse: the requirements, and the Python and machine that build them."""
-    recipe = [
-        PROJECT["dependencies"],
-        PROJECT["optional-dependencies"]["otlp"],
-        PYPROJECT["build-system"]["requires"],
-        list(sys.version_info[:2]),
-        platform.machine(),
-    ]
+    recipe = [REQUIREMENTS, list(sys.version_info[:2]), platform.machine()]
     return hashlib.sha256(json.dumps(recipe).encode()).hexdigest()[:12]
 
 
 def _wheelhouse(scratch: Path) -> Path:
-    """The otlp install's dependencies and the build backend as wheels, built by the host's pip.
+    """REQUIREMENTS as wheels, built by the host's pip (which reaches the index; the build does not).
 
-    Only dependencies come from it (the build makes the project's own wheel from the copied
-    sources), so it is cached beside the base image in CACHE/wheels-KEY and rebuilt only when a
-    requirement changes; where CACHE is not writable it is built in `scratch` every session.
+    The project itself is not among them: the build makes its wheel from the copied sources, as a
+    user's build does. So the wheelhouse is cached beside the base image in CACHE/wheels-KEY and
+    rebuilt only when a requirement changes; where CACHE is not writable it is built in `scratch`.
     """
     cached = CACHE / f"wheels-{_wheelhouse_key()}"
     if cached.is_dir():
         return cached
     writable = os.access(CACHE, os.W_OK)
     folder = CACHE / f".{cached.name}-{uuid.uuid4().hex[:8]}" if writable else scratch / "wheels"
-    requirements = [f"{REPO}[otlp]", *PYPROJECT["build-system"]["requires"]]
     command = [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "-w", str(folder)]
     result = subprocess.run(
-        [*command, *requirements], capture_output=True, text=True, timeout=300, check=False
+        [*command, *REQUIREMENTS], capture_output=True, text=True, timeout=300, check=False
     )
     if result.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
     assert result.returncode == 0, result.stderr
-    for own in folder.glob("degeneration_exporter-*.whl"):
-        own.unlink()
     if not writable:
         return folder
     try:
