@@ -310,11 +310,12 @@ def _append_lines(target: Path, count: int) -> None:
 
 @pytest.fixture
 def container_names(podman: Podman) -> Iterator[list[str]]:
-    """Names of the containers a test starts; all are removed at the end, running or not."""
+    """Names of the containers a test starts; all are removed at the end, running or not, with the
+    anonymous volume the image's VOLUME gives a container that mounts nothing there."""
     names: list[str] = []
     yield names
     for name in names:
-        podman.run("rm", "--force", "--time", "0", name, check=False)
+        podman.run("rm", "--force", "--volumes", "--time", "0", name, check=False)  # and its anonymous volume
 
 
 def test_the_image_tails_counts_and_stops_cleanly_with_positions_in_the_volume(
