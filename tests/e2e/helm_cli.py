@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
@@ -25,14 +25,18 @@ RELEASE = "rel"
 NAMESPACE = "monitoring"
 
 
-def require_tool(path: Path) -> Path:
-    """`path` if it exists; otherwise fail on CI, skip elsewhere."""
-    if path.exists():
-        return path
-    message = f"{path} missing: run scripts/install-helm.sh (scripts/test.sh does)"
+def fail_on_ci_else_skip(message: str) -> NoReturn:
+    """A tool the test command installs is missing: fail on CI (CI=true), skip on a developer's machine."""
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def require_tool(path: Path, installer: str = "scripts/install-helm.sh") -> Path:
+    """`path` if it exists; otherwise fail on CI, skip elsewhere, naming the script that installs it."""
+    if path.exists():
+        return path
+    fail_on_ci_else_skip(f"{path} missing: run {installer} (scripts/test.sh does)")
 
 
 @dataclass(frozen=True)

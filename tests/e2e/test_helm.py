@@ -39,6 +39,7 @@ from tests.e2e.helm_cli import (
     workload,
 )
 from tests.e2e.operator_schemas import unknown_fields, validate_with_models
+from tests.e2e.podman_cli import containerfile_user
 
 SCENARIOS = {path.name.removesuffix("-values.yaml"): path for path in ci_values_files()}
 OPERATOR_KINDS = ("ServiceMonitor", "PodMonitor", "PrometheusRule")
@@ -395,6 +396,30 @@ def test_default_pod_is_hardened(rendered: dict[str, list[dict[str, Any]]]) -> N
     [init] = pod["initContainers"]  # the only root process: chowns the positions dir, CAP_CHOWN only
     assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN"]}
     assert init["command"][-3:] == ["/var/lib/degeneration-exporter", "65534", "65534"]
+
+
+def test_the_default_pod_runs_as_the_images_own_user(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """The Containerfile's USER and the chart's default securityContext agree (ci/ scenarios override it)."""
+    security = workload(rendered["default"])["spec"]["template"]["spec"]["securityContext"]
+    assert f"{security['runAsUser']}:{security['runAsGroup']}" == containerfile_user()
+    assert security["fsGroup"] == security["runAsGroup"] and security["runAsNonRoot"] is True
+
+
+def test_the_default_image_is_the_one_the_release_publishes(
+    helm4: Helm, rendered: dict[str, list[dict[str, Any]]]
+) -> None:
+    """ghcr.io/...:<package version>, what .github/workflows/release.yml pushes; overridable per registry."""
+    image = yaml.safe_load((CHART / "values.yaml").read_text())["image"]
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+    assert _container(rendered["default"])["image"] == f"{workflow['env']['IMAGE']}:{version}"
+    assert f"{image['registry']}/{image['repository']}" == workflow["env"]["IMAGE"]
+    own = helm4.template(
+        sets=["image.registry=registry.example.com", "image.repository=ml/degeneration-exporter"]
+    )
+    assert _container(own)["image"] == f"registry.example.com/ml/degeneration-exporter:{version}"
+    pinned = helm4.template(sets=["image.digest=sha256:" + "0" * 64])
+    assert _container(pinned)["image"] == f"{workflow['env']['IMAGE']}@sha256:{'0' * 64}"
 
 
 def test_a_config_change_rolls_the_pods(helm4: Helm, rendered: dict[str, list[dict[str, Any]]]) -> None:

@@ -36,7 +36,8 @@ spec:
   {{- if and (eq .Values.kind "DaemonSet") .Values.positions.hostPath.chown }}
   initContainers:
     # hostPath volumes ignore fsGroup: make the positions directory writable by the daemon's user.
-    # python3 because the image is the daemon's own (it has Python, maybe not coreutils).
+    # python3: the image's own interpreter (the Containerfile's venv is first on PATH); a slim base need
+    # not have chown. tests/e2e/test_container.py runs this command in the built image.
     - name: chown-positions
       image: {{ include "degeneration-exporter.image" . }}
       imagePullPolicy: {{ .Values.image.pullPolicy }}
