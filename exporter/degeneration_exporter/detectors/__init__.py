@@ -16,7 +16,7 @@ from .compression import Compression, CompressionParams, detect_compression
 from .ngram_ratio import NgramRatio, NgramRatioParams, detect_ngram_ratio
 from .stream_ngram import StreamNgram, StreamNgramParams, detect_stream_ngram
 from .tail_period import TailPeriod, TailPeriodParams, detect_tail_period
-from .tandem_repeat import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
+from .tandem import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
 from .template_leak import TemplateLeak, TemplateLeakParams, detect_template_leak
 
 __all__ = ["DETECTORS", "DetectorInput", "DetectorSpec", "Finding", "IncrementalDetector"]
@@ -77,6 +77,6 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
         TandemRepeatParams,
         detect_tandem_repeat,
         TandemRepeat,
-        "A unit repeated back to back 3 times (counters and slots may change), or cut off repeating.",
+        "A unit repeated back to back (numbers and name slots may change), a counting run, or cut off repeating.",
     ),
 }

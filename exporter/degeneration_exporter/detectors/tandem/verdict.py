@@ -1,0 +1,146 @@
+"""Which repeats are loops: the families and exemptions of the definition (package docstring).
+
+Why separate from `periods.py`: that module finds every back-to-back repeat in bytes; this one
+applies the user-facing rules to each, in the text's own code points, and names the family. It runs
+only on repeats the screen found, so clean text never reaches it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Literal
+
+from .onset import reader_onset
+from .params import TandemRepeatParams
+from .periods import Repeat, find_repeats, fold_numbers
+
+__all__ = ["Family", "Loop", "find_loop"]
+
+Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
+_NUMBER = re.compile(r"[0-9]+")
+_ENCODE_ERRORS = "surrogatepass"
+_END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """A repeat that meets a family's minimum evidence, in code points of the original text."""
+
+    family: Family
+    onset: int
+    end: int
+    period: int  # code points of one copy (of the number-folded text)
+    copies: float
+    unit: str  # one copy, from the original text
+
+
+def _exact_numbers(nums: list[int], per_copy: int) -> bool:
+    return per_copy == 0 or nums[per_copy:] == nums[:-per_copy]
+
+
+def _counts(nums: list[int], per_copy: int, min_terms: int) -> bool:
+    """Some number slot steps by one constant, non-zero amount over at least `min_terms` copies."""
+    for slot in range(per_copy):
+        seq = nums[slot::per_copy]
+        if len(seq) < min_terms:
+            continue
+        step = seq[1] - seq[0]
+        if step and all(b - a == step for a, b in pairwise(seq)):
+            return True
+    return False
+
+
+class _Text:
+    """The original text, its folded bytes and the maps between their offsets (built lazily)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.folded = fold_numbers(text.encode("utf-8", _ENCODE_ERRORS))
+        self._folded_str: str | None = None
+        self._shrink: list[tuple[int, int]] | None = None  # (folded offset after a run, chars removed)
+
+    def chars(self, at: int) -> int:
+        """Code points of the folded text before byte `at` (a partial character is not counted)."""
+        return len(self.folded[:at].decode("utf-8", "ignore"))
+
+    def original(self, folded_chars: int) -> int:
+        """The original text's offset of a folded text's code-point offset."""
+        if self._shrink is None:
+            self._shrink = []
+            removed = 0
+            for m in _NUMBER.finditer(self.text):
+                removed += m.end() - m.start() - 1
+                self._shrink.append((m.end() - removed, removed))
+        removed = 0
+        for after, total in self._shrink:
+            if after > folded_chars:
+                break
+            removed = total
+        return folded_chars + removed
+
+
+def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+    b = t.folded
+    start = rep.start
+    while start < rep.end and (b[start] & 0xC0) == 0x80:  # begin on a whole character
+        start += 1
+    c_start, c_stop = t.chars(start), t.chars(rep.stop)
+    period = t.chars(start + rep.period) - c_start
+    if period <= 0:
+        return None
+    unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
+    if not unit_folded.strip():
+        return None  # whitespace padding
+    repeated = c_stop - c_start
+    covered = repeated + period
+    copies = covered / period
+    onset, end = t.original(c_start), t.original(c_stop + period)
+    letters = sum(map(str.isalpha, unit_folded))
+    per_copy = unit_folded.count("0")
+    nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy else []
+    exact = _exact_numbers(nums, per_copy)
+    family: Family | None = None
+    if not exact and letters < params.min_slot_letters:
+        if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
+            family = "counting"
+    elif not letters:
+        if covered >= params.min_symbol_chars:
+            family = "symbols"
+    elif rep.slot_bytes:
+        if (
+            copies >= params.min_copies_slotted
+            and repeated >= params.min_repeated_chars
+            and rep.slot_bytes <= params.max_slot_fraction * (rep.stop - rep.start)
+        ):
+            family = "slotted"
+    elif copies >= params.min_copies and repeated >= params.min_repeated_chars:
+        family = "repeat"
+    elif (
+        ends_text
+        and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
+        and period >= params.min_tail_unit_chars
+        and repeated >= max(params.min_tail_repeated_chars, params.min_tail_fraction * period)
+    ):
+        family = "cut_off"
+    if family is None:
+        return None
+    reader = reader_onset(t.text, onset, period)
+    return Loop(family, reader, end, period, round(copies, 3), t.text[reader : reader + period])
+
+
+def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
+    """The earliest loop in `text` by the definition, or None; `ends_text`: nothing follows `text`
+    (only then may a repeat count as cut off by the ceiling)."""
+    t = _Text(text)
+    min_repeated = min(params.min_repeated_chars, params.min_tail_repeated_chars)
+    best: Loop | None = None
+    best_start = len(t.folded)
+    for rep in find_repeats(t.folded, min_repeated, params.max_period_bytes, params.max_slot_chars):
+        if rep.start >= best_start:
+            continue  # a later start cannot give an earlier onset
+        loop = _judge(t, rep, params, ends_text)
+        if loop is not None:
+            best, best_start = loop, rep.start
+    return best
