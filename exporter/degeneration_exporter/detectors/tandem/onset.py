@@ -73,4 +73,16 @@ def reader_onset(text: str, onset: int, period: int) -> int:
         if best < _NEAR_COPY:
             break
         x = best_at
+    return _opening(text, x, period, kind)
+
+
+def _opening(text: str, x: int, period: int, kind: re.Pattern[str]) -> int:
+    """The loop may open with the tail of a copy: the earliest boundary (or the text's start) within
+    one copy before `x` whose span to `x` is like the same-length tail of the copy at `x`."""
+    for y in sorted({*_starts(kind, text, max(0, x - period + 1), x - 1), *_starts(_SENTENCE, text, 0, 0)}):
+        if y < x - period or y >= x:
+            continue
+        tail = text[x + period - (x - y) : x + period]
+        if Indel.normalized_similarity(_fold(text[y:x]), _fold(tail)) >= _NEAR_COPY:
+            return y
     return x

@@ -45,14 +45,22 @@ class Repeat:
     stop: int
     period: int
     slot_bytes: int
+    last_period: int  # the period after the last slot (slots of another length shift the copies)
+    pieces: tuple[tuple[int, int, int], ...] = ()  # (start, stop, period) of the exact stretches
 
     @property
     def end(self) -> int:
-        return self.stop + self.period
+        return self.stop + self.last_period
 
     @property
     def copies(self) -> float:
         return (self.stop - self.start) / self.period + 1.0
+
+    def exact_pieces(self) -> list[Repeat]:
+        """Each stretch between slots as an exact repeat of its own."""
+        if not self.slot_bytes:
+            return [self]
+        return [Repeat(a, b, p, 0, p) for a, b, p in self.pieces]
 
 
 def _agree_right(b: bytes, i: int, p: int, n: int) -> int:
@@ -96,20 +104,28 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     start = _agree_left(b, at, p)
     stop = _agree_right(b, at, p, n)
     slots = 0
-    while stop < n - p and max_slot:
+    pieces = [(start, stop, p)]
+    q = p  # the local period: a slot of another length shifts the copies after it
+    while stop < n - q and max_slot:
         for gap in range(1, max_slot + 1):
             k = stop + gap
-            if k + _RESYNC_BYTES + p > n:
+            if k + _RESYNC_BYTES + q + max_slot > n:
+                gap = 0
                 break
-            if b[k : k + _RESYNC_BYTES] == b[k + p : k + p + _RESYNC_BYTES]:
-                slots += gap
-                stop = _agree_right(b, k, p, n)
+            # The stretch after the slot in this copy, looked for in the next copy near one period on.
+            at = b.find(b[k : k + _RESYNC_BYTES], k + max(1, q - max_slot), k + q + max_slot + _RESYNC_BYTES)
+            if at >= 0:
+                shift = at - k - q
+                slots += gap + abs(shift)
+                q = at - k
+                stop = _agree_right(b, k, q, n)
+                pieces.append((k, stop, q))
                 break
         else:
+            gap = 0
+        if not gap:
             break
-        if k + _RESYNC_BYTES + p > n:
-            break
-    return Repeat(start, stop, p, slots)
+    return Repeat(start, stop, p, slots, q, tuple(pieces))
 
 
 def find_repeats(b: bytes, min_repeated: int, max_period: int, max_slot: int) -> list[Repeat]:

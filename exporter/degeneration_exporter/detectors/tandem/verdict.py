@@ -94,9 +94,9 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     if not unit_folded.strip():
         return None  # whitespace padding
     repeated = c_stop - c_start
-    covered = repeated + period
-    copies = covered / period
-    onset, end = t.original(c_start), t.original(c_stop + period)
+    covered = t.chars(rep.end) - c_start
+    copies = repeated / period + 1.0
+    onset, end = t.original(c_start), t.original(c_start + covered)
     letters = sum(map(str.isalpha, unit_folded))
     per_copy = unit_folded.count("0")
     nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy else []
@@ -140,7 +140,8 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
     for rep in find_repeats(t.folded, min_repeated, params.max_period_bytes, params.max_slot_chars):
         if rep.start >= best_start:
             continue  # a later start cannot give an earlier onset
-        loop = _judge(t, rep, params, ends_text)
+        loops = (_judge(t, r, params, ends_text) for r in (*rep.exact_pieces(), rep))
+        loop = min((x for x in loops if x is not None), key=lambda x: x.onset, default=None)
         if loop is not None:
             best, best_start = loop, rep.start
     return best
