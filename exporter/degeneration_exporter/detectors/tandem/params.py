@@ -58,6 +58,13 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         description="Letters a copy must hold when numbers change from copy to copy and the run does not "
         "count: rows of a table or a times table (`2 x 3 = 6`) differ in content.",
     )
+    min_slot_letter_share: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="... and the share of letters among a copy's other characters (numbers folded): a "
+        "row of figures with a label (`1 6500 4.0 11/1/2014 The`) is data.",
+    )
     max_slot_chars: int = Field(
         12, ge=0, description="Longest name slot (differing stretch of equal length) bridged inside a repeat."
     )
@@ -65,7 +72,10 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         0.15, ge=0.0, le=1.0, description="Largest share of the repeated material that name slots may take."
     )
     min_copies_slotted: float = Field(
-        4.0, gt=1.0, description="Copies a repeat needs when its copies differ in name slots."
+        6.0,
+        gt=1.0,
+        description="Copies a repeat needs when its copies differ in name slots: code and lists whose rows "
+        "change one argument or name legitimately run to a handful of rows.",
     )
     max_period_bytes: int = Field(
         2048,

@@ -106,14 +106,17 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     slots = 0
     pieces = [(start, stop, p)]
     q = p  # the local period: a slot of another length shifts the copies after it
-    while stop < n - q and max_slot:
+    # Slots are bridged only in units long enough to hold a slot and more (2 * max_slot), and never
+    # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
+    while stop < n - q and max_slot and p >= 2 * max_slot:
         for gap in range(1, max_slot + 1):
             k = stop + gap
             if k + _RESYNC_BYTES + q + max_slot > n:
                 gap = 0
                 break
             # The stretch after the slot in this copy, looked for in the next copy near one period on.
-            at = b.find(b[k : k + _RESYNC_BYTES], k + max(1, q - max_slot), k + q + max_slot + _RESYNC_BYTES)
+            reach = min(max_slot, p // 4)
+            at = b.find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
             if at >= 0:
                 shift = at - k - q
                 slots += gap + abs(shift)

@@ -102,7 +102,8 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy else []
     exact = _exact_numbers(nums, per_copy)
     family: Family | None = None
-    if not exact and letters < params.min_slot_letters:
+    visible = sum(not c.isspace() for c in unit_folded)
+    if not exact and (letters < params.min_slot_letters or letters < params.min_slot_letter_share * visible):
         if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
             family = "counting"
     elif not letters:
