@@ -44,9 +44,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             onset_ok += ok
             if args.show and not ok and not shown:
                 shown = True
-                print(
-                    f"  {name}: {f.evidence} onset {f.onset} vs {case.onset}: {case.text[case.onset :][:160]!r}"
-                )
+                at = case.text[case.onset :][:160]
+                print(f"  {name}: {f.evidence} onset {f.onset} vs {case.onset}: {at!r}")
         print(f"| {name} | {caught / args.n:.3f} | {onset_ok / max(caught, 1):.3f} |")
     print("\n| exemption | flagged |\n|---|---|")
     for name, make in EXEMPTIONS.items():

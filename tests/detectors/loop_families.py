@@ -1,11 +1,13 @@
-"""Generators of the loop families and exemptions of the verdict's definition (docs/detectors/tandem_repeat.md).
+"""Generators of the loop families and exemptions of the verdict's definition.
+
+The definition is docs/detectors/tandem_repeat.md.
 
 Why plain functions of a `random.Random`: the property tests draw them through hypothesis
 (`st.randoms()`), and bench/families.py runs each many times to measure the catch and flag rates the
 goals name. Each family returns a `Case`: the text, where its loop truly starts, and one copy's length.
 Units, copy counts and cut points are random; each case meets the family's minimum evidence by the
 definition's defaults, no more. Lead-ins are real clean prose from the dev corpora, 0 to 100,000
-characters, cut at a paragraph or sentence end.
+characters, made of whole texts.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ def clean_prose() -> tuple[str, ...]:
         for name in files:
             with gzip.open(base / f"{name}.jsonl.gz", "rt", encoding="utf-8") as fh:
                 texts.extend(r["text"] for r in map(json.loads, fh) if r["id"] in clean)
-    return tuple(t.strip() for t in texts if t.strip() and not _is_loop(t))
+    stripped = (t.strip() for t in texts)
+    return tuple(t for t in stripped if t and not _is_loop(t) and not _is_loop(t + "\n\nThe end."))
 
 
 def _is_loop(text: str) -> bool:
@@ -95,7 +98,7 @@ def _is_loop(text: str) -> bool:
 
 
 def lead_in(rng: random.Random, max_chars: int = 100_000) -> str:
-    """Real clean prose, 0 to `max_chars` characters, distinct texts joined by blank lines."""
+    """Real clean prose, 0 to about `max_chars` characters: whole distinct texts joined by blank lines."""
     want = rng.choice([0, rng.randint(1, 400), rng.randint(400, 5000), rng.randint(5000, max_chars)])
     if want == 0:
         return ""
@@ -109,10 +112,7 @@ def lead_in(rng: random.Random, max_chars: int = 100_000) -> str:
         size += len(text) + 2
         if size >= want:
             break
-    prose = "\n\n".join(parts)[:want]
-    end = max(prose.rfind(". "), prose.rfind("\n"))
-    prose = prose[: end + 1] if end > 0 else prose
-    return prose + rng.choice(["\n\n", "\n", " "])
+    return "\n\n".join(parts) + rng.choice(["\n\n", "\n", " "])  # whole texts: each was checked clean
 
 
 def _words(rng: random.Random, n: int) -> str:
@@ -252,8 +252,8 @@ FAMILIES: dict[str, Callable[[random.Random], Case]] = {
 
 
 def _prose_pair(rng: random.Random) -> tuple[str, str]:
-    pool = clean_prose()
-    return rng.choice(pool)[:600], rng.choice(pool)[:600]
+    a, b = rng.sample(clean_prose(), 2)
+    return a[:600], b[:600]
 
 
 def whitespace_padding(rng: random.Random) -> Case:

@@ -122,7 +122,7 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
                 slots += gap + abs(shift)
                 q = at - k
                 stop = _agree_right(b, k, q, n)
-                pieces.append((k, stop, q))
+                pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
                 break
         else:
             gap = 0
@@ -158,7 +158,9 @@ def find_repeats(b: bytes, min_repeated: int, max_period: int, max_slot: int) ->
                 best = rep
         if best.stop - best.start >= min_repeated:
             found.append(best)
-            j = max(j + q, best.stop - best.stop % q)  # blocks inside the repeat add nothing new
+            # Blocks inside its first exact stretch add nothing new (past a slot, another period may start).
+            exact_stop = best.pieces[0][1] if best.pieces else best.stop
+            j = max(j + q, exact_stop - exact_stop % q)
         else:
             j += q
     return found
