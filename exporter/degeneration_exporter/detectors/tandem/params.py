@@ -82,6 +82,13 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         ge=2,
         description="Longest unit looked for, in UTF-8 bytes (about 400 English words; 680 CJK characters).",
     )
+    short_period_bytes: int = Field(
+        512,
+        ge=2,
+        description="Screening geometry, not a rule: periods up to this are looked for with the least "
+        "evidence; longer ones are found from their larger evidence (at least 2 copies more, or a cut-off "
+        "copy at the end), which keeps each look-up short.",
+    )
     check_chars: int = Field(
         4096, ge=256, description="Streaming: a live check runs each time this many characters arrived."
     )

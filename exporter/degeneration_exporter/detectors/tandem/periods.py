@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Repeat", "find_repeats", "fold_numbers"]
+__all__ = ["Evidence", "Repeat", "find_repeats", "fold_numbers"]
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
@@ -131,18 +131,19 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     return Repeat(start, stop, p, slots, q, tuple(pieces))
 
 
-def find_repeats(b: bytes, min_repeated: int, max_period: int, max_slot: int) -> list[Repeat]:
-    """Every back-to-back repeat in `b` with at least `min_repeated` bytes after its first copy, at
-    most `max_period` bytes a copy, in order of start (a later one may overlap an earlier one)."""
-    q = max(1, (min_repeated + 1) // 2)
+def _scan(
+    b: bytes, q: int, min_period: int, max_period: int, min_repeated: int, max_slot: int, first: int = 0
+) -> list[Repeat]:
+    """Repeats of period in [min_period, max_period] with >= min_repeated bytes after the first copy,
+    found from aligned q-blocks starting at or after `first` (complete when 2q - 1 <= min_repeated)."""
     n = len(b)
     find = b.find
     found: list[Repeat] = []
-    j = 0
+    j = first - first % q
     while j + q <= n:
         block = b[j : j + q]
         horizon = j + max_period + q
-        hit = find(block, j + 1, horizon)
+        hit = find(block, j + min_period, horizon)
         if hit < 0:
             j += q
             continue
@@ -164,3 +165,39 @@ def find_repeats(b: bytes, min_repeated: int, max_period: int, max_slot: int) ->
         else:
             j += q
     return found
+
+
+def find_repeats(b: bytes, evidence: Evidence, max_slot: int, ends_text: bool = True) -> list[Repeat]:
+    """Every repeat that can meet the minimum evidence, in order of start (they may overlap).
+
+    Three screens, each complete for what it looks for (its blocks are half its least repeated
+    material): periods up to `short_period` with `repeated` bytes; longer periods with
+    `(copies - 1) * short_period` bytes, as every family but the cut-off one needs `copies` copies;
+    and, when the text ends here, longer periods reaching the end with `tail_repeated` bytes, whose
+    first copy lies within the last two longest periods. Splitting the periods this way makes a
+    block's look-up scan `short_period` bytes instead of `max_period`.
+    """
+    e = evidence
+    n = len(b)
+    found = _scan(b, max(1, (e.repeated + 1) // 2), 1, e.short_period, e.repeated, max_slot)
+    if e.max_period > e.short_period:
+        long_repeated = max(e.repeated, int((e.copies - 1) * e.short_period))
+        q = max(1, (long_repeated + 1) // 2)
+        found += _scan(b, q, e.short_period + 1, e.max_period, long_repeated, max_slot)
+        if ends_text:
+            q = max(1, (e.tail_repeated + 1) // 2)
+            tail_from = max(0, n - 2 * e.max_period - q)
+            found += _scan(b, q, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from)
+    found.sort(key=lambda r: r.start)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the screens must not miss, in bytes (from the verdict's parameters)."""
+
+    repeated: int  # least repeated material of any family
+    copies: float  # least copies of every family but the cut-off one
+    tail_repeated: int  # least repeated material of a cut-off repeat of a long unit
+    short_period: int
+    max_period: int

@@ -8,18 +8,20 @@ only on repeats the screen found, so clean text never reaches it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Literal
 
 from .onset import reader_onset
 from .params import TandemRepeatParams
-from .periods import Repeat, find_repeats, fold_numbers
+from .periods import Evidence, Repeat, find_repeats, fold_numbers
 
 __all__ = ["Family", "Loop", "find_loop"]
 
 Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
 _NUMBER = re.compile(r"[0-9]+")
+_LETTER = re.compile(r"[^\W\d_]")
+_SPACE = re.compile(r"\s")
 _ENCODE_ERRORS = "surrogatepass"
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
 
@@ -58,11 +60,13 @@ class _Text:
     def __init__(self, text: str) -> None:
         self.text = text
         self.folded = fold_numbers(text.encode("utf-8", _ENCODE_ERRORS))
-        self._folded_str: str | None = None
+        self._ascii = self.folded.isascii()
         self._shrink: list[tuple[int, int]] | None = None  # (folded offset after a run, chars removed)
 
     def chars(self, at: int) -> int:
         """Code points of the folded text before byte `at` (a partial character is not counted)."""
+        if self._ascii:
+            return at
         return len(self.folded[:at].decode("utf-8", "ignore"))
 
     def original(self, folded_chars: int) -> int:
@@ -82,6 +86,7 @@ class _Text:
 
 
 def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+    """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
     b = t.folded
     start = rep.start
     while start < rep.end and (b[start] & 0xC0) == 0x80:  # begin on a whole character
@@ -90,24 +95,29 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     period = t.chars(start + rep.period) - c_start
     if period <= 0:
         return None
-    unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
-    if not unit_folded.strip():
-        return None  # whitespace padding
     repeated = c_stop - c_start
     covered = t.chars(rep.end) - c_start
     copies = repeated / period + 1.0
+    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
+    if copies < params.min_copies and not reaches_end:
+        return None  # too few copies for any family: most repeated phrases of clean text stop here
+    unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
+    if unit_folded.isspace() or not unit_folded:
+        return None  # whitespace padding
     onset, end = t.original(c_start), t.original(c_start + covered)
-    letters = sum(map(str.isalpha, unit_folded))
+    letters = len(_LETTER.findall(unit_folded))
     per_copy = unit_folded.count("0")
     nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy else []
     exact = _exact_numbers(nums, per_copy)
     family: Family | None = None
-    visible = sum(not c.isspace() for c in unit_folded)
-    if not exact and (letters < params.min_slot_letters or letters < params.min_slot_letter_share * visible):
+    if not exact and (
+        letters < params.min_slot_letters
+        or letters < params.min_slot_letter_share * (len(unit_folded) - len(_SPACE.findall(unit_folded)))
+    ):
         if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
             family = "counting"
     elif not letters:
-        if covered >= params.min_symbol_chars:
+        if covered >= params.min_symbol_chars and copies >= params.min_copies:
             family = "symbols"
     elif rep.slot_bytes:
         if (
@@ -119,30 +129,43 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     elif copies >= params.min_copies and repeated >= params.min_repeated_chars:
         family = "repeat"
     elif (
-        ends_text
-        and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
+        reaches_end
         and period >= params.min_tail_unit_chars
         and repeated >= max(params.min_tail_repeated_chars, params.min_tail_fraction * period)
     ):
         family = "cut_off"
     if family is None:
         return None
-    reader = reader_onset(t.text, onset, period)
-    return Loop(family, reader, end, period, round(copies, 3), t.text[reader : reader + period])
+    return Loop(family, onset, end, period, round(copies, 3), "")
+
+
+def _evidence(params: TandemRepeatParams) -> Evidence:
+    """The screens' targets: a code point is at least one byte, so character minimums are byte minimums."""
+    tail_unit = max(params.min_tail_unit_chars, params.short_period_bytes)
+    return Evidence(
+        repeated=min(params.min_repeated_chars, params.min_tail_repeated_chars),
+        copies=min(params.min_copies, params.min_copies_slotted),
+        tail_repeated=max(params.min_tail_repeated_chars, int(params.min_tail_fraction * tail_unit)),
+        short_period=params.short_period_bytes,
+        max_period=params.max_period_bytes,
+    )
 
 
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
     """The earliest loop in `text` by the definition, or None; `ends_text`: nothing follows `text`
     (only then may a repeat count as cut off by the ceiling)."""
     t = _Text(text)
-    min_repeated = min(params.min_repeated_chars, params.min_tail_repeated_chars)
     best: Loop | None = None
     best_start = len(t.folded)
-    for rep in find_repeats(t.folded, min_repeated, params.max_period_bytes, params.max_slot_chars):
+    for rep in find_repeats(t.folded, _evidence(params), params.max_slot_chars, ends_text):
         if rep.start >= best_start:
             continue  # a later start cannot give an earlier onset
-        loops = (_judge(t, r, params, ends_text) for r in (*rep.exact_pieces(), rep))
+        pieces = (*rep.exact_pieces(), rep) if rep.slot_bytes else (rep,)
+        loops = (_judge(t, r, params, ends_text) for r in pieces)
         loop = min((x for x in loops if x is not None), key=lambda x: x.onset, default=None)
         if loop is not None:
             best, best_start = loop, rep.start
-    return best
+    if best is None:
+        return None
+    onset = reader_onset(text, best.onset, best.period)  # once, for the loop reported
+    return replace(best, onset=onset, unit=text[onset : onset + best.period])
