@@ -130,9 +130,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ours, base = (s / len(texts) * 1e6 for s in paired(default, relax, texts, args.repeat))
         flagged = sum(FlagKind.REPETITION in classifier.classify(Record(text=t)).flags for t in texts)
         mean = sum(map(len, texts)) / len(texts)
-        print(
-            f"| {name} | {len(texts)} | {mean:,.0f} | {ours:,.1f} | {base:,.1f} | {ours / base:.2f} | {flagged} |"
-        )
+        cells = [name, str(len(texts)), f"{mean:,.0f}", f"{ours:,.1f}", f"{base:,.1f}", f"{ours / base:.2f}"]
+        print("| " + " | ".join([*cells, str(flagged)]) + " |")
     short = cases["short clean"] + cases["short loop"]
     secs = best_seconds(
         default, [Record(text=t, finish_reason=FinishReason.LENGTH) for t in short], args.repeat
