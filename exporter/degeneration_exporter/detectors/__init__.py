@@ -77,6 +77,6 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
         TandemRepeatParams,
         detect_tandem_repeat,
         TandemRepeat,
-        "A unit repeated back to back (numbers, name slots may change), a counting run, or cut off repeating.",
+        "A unit repeated back to back (numbers and names may change), a counting run, or cut off repeating.",
     ),
 }
