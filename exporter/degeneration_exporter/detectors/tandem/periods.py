@@ -6,10 +6,10 @@ operation (`translate`, `replace`, `find`, slice equality); Python only loops ov
 - *Folding.* Every digit run becomes `0` (`translate` then repeated `replace`), so copies that differ
   only in numbers, dates or counters are equal bytes.
 - *Screen (complete).* A repeat with `r` bytes of repeated material is a string `u` of length `r`
-  that occurs at `x` and at `x + p`. Cut the text into aligned blocks of `q = (r_min + 1) // 2`
-  bytes: any `u` with `r >= 2q - 1` holds a whole block `B` at some `jq`, and `B` occurs again at
-  `jq + p`. So looking up each block once ahead (`bytes.find` within the longest period) cannot miss
-  a repeat meeting the minimum evidence; a text where no block recurs is clean without more work.
+  that occurs at `x` and at `x + p`. Take a block of `q` bytes every `s = r_min - q + 1` bytes: any
+  `u` with `r >= r_min = q + s - 1` holds a whole block `B`, and `B` occurs again `p` bytes later.
+  So looking up each block once ahead (`bytes.find` within the longest period) cannot miss a
+  repeat meeting the minimum evidence; a text where no block recurs is clean without more work.
 - *Extension.* From a block that recurs at distance `p`, the repeat is grown both ways by galloping
   slice comparisons `b[i:i+k] == b[i+p:i+p+k]` (O(length) in memcmp), and across name slots: a
   differing stretch of at most `max_slot` bytes after which the copies agree again.
@@ -23,6 +23,7 @@ __all__ = ["Evidence", "Repeat", "find_repeats", "fold_numbers"]
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
+_BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
 _TRIES = 3  # later occurrences of a block tried when the nearest is not the loop's period
 
 
@@ -132,20 +133,23 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
 
 
 def _scan(
-    b: bytes, q: int, min_period: int, max_period: int, min_repeated: int, max_slot: int, first: int = 0
+    b: bytes, min_period: int, max_period: int, min_repeated: int, max_slot: int, first: int = 0
 ) -> list[Repeat]:
     """Repeats of period in [min_period, max_period] with >= min_repeated bytes after the first copy,
-    found from aligned q-blocks starting at or after `first` (complete when 2q - 1 <= min_repeated)."""
+    found from `_BLOCK`-byte blocks every `min_repeated - _BLOCK + 1` bytes from `first` on: any
+    repeated stretch that long holds a whole block, which occurs again one period later."""
     n = len(b)
     find = b.find
     found: list[Repeat] = []
-    j = first - first % q
+    q = min(_BLOCK, min_repeated)
+    step = max(1, min_repeated - q + 1)
+    j = first
     while j + q <= n:
         block = b[j : j + q]
         horizon = j + max_period + q
         hit = find(block, j + min_period, horizon)
         if hit < 0:
-            j += q
+            j += step
             continue
         best = _grow(b, j, hit - j, max_slot)
         for _ in range(_TRIES - 1):
@@ -161,17 +165,17 @@ def _scan(
             found.append(best)
             # Blocks inside its first exact stretch add nothing new (past a slot, another period may start).
             exact_stop = best.pieces[0][1] if best.pieces else best.stop
-            j = max(j + q, exact_stop - exact_stop % q)
+            j = max(j + step, exact_stop - q)
         else:
-            j += q
+            j += step
     return found
 
 
 def find_repeats(b: bytes, evidence: Evidence, max_slot: int, ends_text: bool = True) -> list[Repeat]:
     """Every repeat that can meet the minimum evidence, in order of start (they may overlap).
 
-    Three screens, each complete for what it looks for (its blocks are half its least repeated
-    material): periods up to `short_period` with `repeated` bytes; longer periods with
+    Three screens, each complete for what it looks for (blocks are spaced so that its least repeated
+    material always holds one): periods up to `short_period` with `repeated` bytes; longer periods with
     `(copies - 1) * short_period` bytes, as every family but the cut-off one needs `copies` copies;
     and, when the text ends here, longer periods reaching the end with `tail_repeated` bytes, whose
     first copy lies within the last two longest periods. Splitting the periods this way makes a
@@ -179,15 +183,13 @@ def find_repeats(b: bytes, evidence: Evidence, max_slot: int, ends_text: bool = 
     """
     e = evidence
     n = len(b)
-    found = _scan(b, max(1, (e.repeated + 1) // 2), 1, e.short_period, e.repeated, max_slot)
+    found = _scan(b, 1, e.short_period, e.repeated, max_slot)
     if e.max_period > e.short_period:
         long_repeated = max(e.repeated, int((e.copies - 1) * e.short_period))
-        q = max(1, (long_repeated + 1) // 2)
-        found += _scan(b, q, e.short_period + 1, e.max_period, long_repeated, max_slot)
+        found += _scan(b, e.short_period + 1, e.max_period, long_repeated, max_slot)
         if ends_text:
-            q = max(1, (e.tail_repeated + 1) // 2)
-            tail_from = max(0, n - 2 * e.max_period - q)
-            found += _scan(b, q, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from)
+            tail_from = max(0, n - 2 * e.max_period - e.tail_repeated)
+            found += _scan(b, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from)
     found.sort(key=lambda r: r.start)
     return found
 
