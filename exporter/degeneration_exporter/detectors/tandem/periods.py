@@ -17,6 +17,7 @@ operation (`translate`, `replace`, `find`, slice equality); Python only loops ov
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["Evidence", "Repeat", "find_repeats", "fold_numbers"]
@@ -57,6 +58,11 @@ class Repeat:
     def copies(self) -> float:
         return (self.stop - self.start) / self.period + 1.0
 
+    @property
+    def periods(self) -> frozenset[int]:
+        """The local periods of its stretches."""
+        return frozenset(p for _, _, p in self.pieces) | {self.period}
+
     def exact_pieces(self) -> list[Repeat]:
         """Each stretch between slots as an exact repeat of its own."""
         if not self.slot_bytes:
@@ -65,38 +71,40 @@ class Repeat:
 
 
 def _agree_right(b: bytes, i: int, p: int, n: int) -> int:
-    """The first `k >= i` with `b[k] != b[k + p]` (or `n - p`): galloping slice comparisons."""
+    """The first `k >= i` with `b[k] != b[k + p]` (or `n - p`): galloping, then halving, slice compares."""
     limit = n - p
-    step = 16
-    while i < limit:
-        k = min(step, limit - i)
-        if b[i : i + k] == b[i + p : i + p + k]:
-            i += k
-            step *= 2
-            continue
-        if k == 1:
-            return i
-        step = max(1, k // 2)  # the mismatch lies within the next k bytes: halve
-        if step == 1 and b[i] != b[i + p]:
-            return i
-    return limit
+    step = 64
+    while i + step <= limit and b[i : i + step] == b[i + p : i + p + step]:
+        i += step
+        step *= 2
+    hi = min(i + step, limit)
+    if b[i:hi] == b[i + p : hi + p]:
+        return hi  # hi == limit: agrees to the end
+    while hi - i > 1:  # [i, hi) holds the first mismatch; everything before i agrees
+        mid = (i + hi) // 2
+        if b[i:mid] == b[i + p : mid + p]:
+            i = mid
+        else:
+            hi = mid
+    return i
 
 
 def _agree_left(b: bytes, i: int, p: int) -> int:
     """The smallest `k <= i` with `b[j] == b[j + p]` for all `j` in `[k, i)`."""
-    step = 16
-    while i > 0:
-        k = min(step, i)
-        if b[i - k : i] == b[i - k + p : i + p]:
-            i -= k
-            step *= 2
-            continue
-        if k == 1:
-            return i
-        step = max(1, k // 2)
-        if step == 1 and b[i - 1] != b[i - 1 + p]:
-            return i
-    return 0
+    step = 64
+    while i - step >= 0 and b[i - step : i] == b[i - step + p : i + p]:
+        i -= step
+        step *= 2
+    lo = max(0, i - step)
+    if b[lo:i] == b[lo + p : i + p]:
+        return lo  # lo == 0: agrees from the start
+    while i - lo > 1:  # [lo, i) holds the last mismatch; everything from i on agrees
+        mid = (lo + i + 1) // 2
+        if b[mid:i] == b[mid + p : i + p]:
+            i = mid
+        else:
+            lo = mid
+    return i
 
 
 def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
@@ -133,23 +141,40 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
 
 
 def _scan(
-    b: bytes, min_period: int, max_period: int, min_repeated: int, max_slot: int, first: int = 0
+    b: bytes,
+    min_period: int,
+    max_period: int,
+    min_repeated: int,
+    max_slot: int,
+    first: int = 0,
+    known: Sequence[Repeat] = (),
 ) -> list[Repeat]:
     """Repeats of period in [min_period, max_period] with >= min_repeated bytes after the first copy,
     found from `_BLOCK`-byte blocks every `min_repeated - _BLOCK + 1` bytes from `first` on: any
-    repeated stretch that long holds a whole block, which occurs again one period later."""
+    repeated stretch that long holds a whole block, which occurs again one period later. Blocks
+    inside a `known` repeat are skipped (a later screen would find its multiples of the period)."""
     n = len(b)
     find = b.find
     found: list[Repeat] = []
     q = min(_BLOCK, min_repeated)
     step = max(1, min_repeated - q + 1)
     j = first
+    regions = sorted((r.start, r.end) for r in known)
+    k = 0
     while j + q <= n:
+        while k < len(regions) and regions[k][1] <= j:
+            k += 1
+        if k < len(regions) and regions[k][0] <= j:
+            j = regions[k][1]
+            continue
         block = b[j : j + q]
         horizon = j + max_period + q
         hit = find(block, j + min_period, horizon)
         if hit < 0:
             j += step
+            continue
+        if found and j < found[-1].stop and (hit - j) in found[-1].periods:
+            j += step  # the same repeat again, past one of its slots: grown already
             continue
         best = _grow(b, j, hit - j, max_slot)
         for _ in range(_TRIES - 1):
@@ -186,10 +211,11 @@ def find_repeats(b: bytes, evidence: Evidence, max_slot: int, ends_text: bool = 
     found = _scan(b, 1, e.short_period, e.repeated, max_slot)
     if e.max_period > e.short_period:
         long_repeated = max(e.repeated, int((e.copies - 1) * e.short_period))
-        found += _scan(b, e.short_period + 1, e.max_period, long_repeated, max_slot)
+        short = tuple(found)
+        found += _scan(b, e.short_period + 1, e.max_period, long_repeated, max_slot, known=short)
         if ends_text:
             tail_from = max(0, n - 2 * e.max_period - e.tail_repeated)
-            found += _scan(b, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from)
+            found += _scan(b, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from, short)
     found.sort(key=lambda r: r.start)
     return found
 
