@@ -83,7 +83,7 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         description="Longest unit looked for, in UTF-8 bytes (about 400 English words; 680 CJK characters).",
     )
     short_period_bytes: int = Field(
-        512,
+        1024,
         ge=2,
         description="Screening geometry, not a rule: periods up to this are looked for with the least "
         "evidence; longer ones are found from their larger evidence (at least 2 copies more, or a cut-off "

@@ -17,10 +17,10 @@ operation (`translate`, `replace`, `find`, slice equality); Python only loops ov
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Evidence", "Repeat", "find_repeats", "fold_numbers"]
+__all__ = ["Evidence", "Repeat", "fold_numbers", "long_repeats", "short_repeats"]
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
@@ -147,15 +147,16 @@ def _scan(
     min_repeated: int,
     max_slot: int,
     first: int = 0,
+    until: int | None = None,
     known: Sequence[Repeat] = (),
-) -> list[Repeat]:
+) -> Iterator[Repeat]:
     """Repeats of period in [min_period, max_period] with >= min_repeated bytes after the first copy,
-    found from `_BLOCK`-byte blocks every `min_repeated - _BLOCK + 1` bytes from `first` on: any
+    found from `_BLOCK`-byte blocks every `min_repeated - _BLOCK + 1` bytes in [first, until): any
     repeated stretch that long holds a whole block, which occurs again one period later. Blocks
     inside a `known` repeat are skipped (a later screen would find its multiples of the period)."""
-    n = len(b)
+    n = len(b) if until is None else min(len(b), until + _BLOCK)
     find = b.find
-    found: list[Repeat] = []
+    last: Repeat | None = None
     q = min(_BLOCK, min_repeated)
     step = max(1, min_repeated - q + 1)
     j = first
@@ -173,7 +174,7 @@ def _scan(
         if hit < 0:
             j += step
             continue
-        if found and j < found[-1].stop and (hit - j) in found[-1].periods:
+        if last is not None and j < last.stop and (hit - j) in last.periods:
             j += step  # the same repeat again, past one of its slots: grown already
             continue
         best = _grow(b, j, hit - j, max_slot)
@@ -187,37 +188,41 @@ def _scan(
             if rep.stop - rep.start > best.stop - best.start:
                 best = rep
         if best.stop - best.start >= min_repeated:
-            found.append(best)
+            last = best
+            yield best
             # Blocks inside its first exact stretch add nothing new (past a slot, another period may start).
             exact_stop = best.pieces[0][1] if best.pieces else best.stop
             j = max(j + step, exact_stop - q)
         else:
             j += step
-    return found
 
 
-def find_repeats(b: bytes, evidence: Evidence, max_slot: int, ends_text: bool = True) -> list[Repeat]:
-    """Every repeat that can meet the minimum evidence, in order of start (they may overlap).
+def short_repeats(b: bytes, evidence: Evidence, max_slot: int) -> Iterator[Repeat]:
+    """The first screen: periods up to `short_period`, with the least repeated material of any family."""
+    return _scan(b, 1, evidence.short_period, evidence.repeated, max_slot)
 
-    Three screens, each complete for what it looks for (blocks are spaced so that its least repeated
-    material always holds one): periods up to `short_period` with `repeated` bytes; longer periods with
-    `(copies - 1) * short_period` bytes, as every family but the cut-off one needs `copies` copies;
-    and, when the text ends here, longer periods reaching the end with `tail_repeated` bytes, whose
-    first copy lies within the last two longest periods. Splitting the periods this way makes a
-    block's look-up scan `short_period` bytes instead of `max_period`.
+
+def long_repeats(
+    b: bytes, evidence: Evidence, max_slot: int, ends_text: bool, until: int, known: Sequence[Repeat]
+) -> Iterator[Repeat]:
+    """The other two screens, from blocks before `until`, skipping `known` repeats.
+
+    Each is complete for what it looks for: periods longer than `short_period` with
+    `(copies - 1) * short_period` bytes repeated, as every family but the cut-off one needs
+    `copies` copies; and, when the text ends here, such periods reaching the end with
+    `tail_repeated` bytes, whose first copy lies within the last two longest periods. Splitting the
+    periods this way makes a block's look-up scan `short_period` bytes instead of `max_period`.
     """
     e = evidence
-    n = len(b)
-    found = _scan(b, 1, e.short_period, e.repeated, max_slot)
-    if e.max_period > e.short_period:
-        long_repeated = max(e.repeated, int((e.copies - 1) * e.short_period))
-        short = tuple(found)
-        found += _scan(b, e.short_period + 1, e.max_period, long_repeated, max_slot, known=short)
-        if ends_text:
-            tail_from = max(0, n - 2 * e.max_period - e.tail_repeated)
-            found += _scan(b, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from, short)
-    found.sort(key=lambda r: r.start)
-    return found
+    if e.max_period <= e.short_period:
+        return
+    long_repeated = max(e.repeated, int((e.copies - 1) * e.short_period))
+    yield from _scan(b, e.short_period + 1, e.max_period, long_repeated, max_slot, 0, until, known)
+    if ends_text:
+        tail_from = max(0, len(b) - 2 * e.max_period - e.tail_repeated)
+        yield from _scan(
+            b, e.short_period + 1, e.max_period, e.tail_repeated, max_slot, tail_from, until, known
+        )
 
 
 @dataclass(frozen=True, slots=True)

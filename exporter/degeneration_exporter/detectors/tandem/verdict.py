@@ -14,7 +14,7 @@ from typing import Literal
 
 from .onset import reader_onset
 from .params import TandemRepeatParams
-from .periods import Evidence, Repeat, find_repeats, fold_numbers
+from .periods import Evidence, Repeat, fold_numbers, long_repeats, short_repeats
 
 __all__ = ["Family", "Loop", "find_loop"]
 
@@ -151,19 +151,29 @@ def _evidence(params: TandemRepeatParams) -> Evidence:
     )
 
 
+def _judge_all(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+    """The earliest loop among a repeat's exact stretches and the whole (slots bridged)."""
+    pieces = (*rep.exact_pieces(), rep) if rep.slot_bytes else (rep,)
+    loops = (_judge(t, r, params, ends_text) for r in pieces)
+    return min((x for x in loops if x is not None), key=lambda x: x.onset, default=None)
+
+
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
     """The earliest loop in `text` by the definition, or None; `ends_text`: nothing follows `text`
     (only then may a repeat count as cut off by the ceiling)."""
     t = _Text(text)
+    b, evidence = t.folded, _evidence(params)
     best: Loop | None = None
-    best_start = len(t.folded)
-    for rep in find_repeats(t.folded, _evidence(params), params.max_slot_chars, ends_text):
-        if rep.start >= best_start:
-            continue  # a later start cannot give an earlier onset
-        pieces = (*rep.exact_pieces(), rep) if rep.slot_bytes else (rep,)
-        loops = (_judge(t, r, params, ends_text) for r in pieces)
-        loop = min((x for x in loops if x is not None), key=lambda x: x.onset, default=None)
-        if loop is not None:
+    best_start = len(b)
+    seen: list[Repeat] = []
+    for rep in short_repeats(b, evidence, params.max_slot_chars):
+        seen.append(rep)
+        best = _judge_all(t, rep, params, ends_text)
+        if best is not None:  # later blocks start later: the earliest short-period loop is found
+            best_start = rep.start
+            break
+    for rep in long_repeats(b, evidence, params.max_slot_chars, ends_text, best_start, seen):
+        if rep.start < best_start and (loop := _judge_all(t, rep, params, ends_text)) is not None:
             best, best_start = loop, rep.start
     if best is None:
         return None
