@@ -8,6 +8,7 @@ only on repeats the screen found, so clean text never reaches it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Literal
@@ -61,7 +62,8 @@ class _Text:
         self.text = text
         self.folded = fold_numbers(text.encode("utf-8", _ENCODE_ERRORS))
         self._ascii = self.folded.isascii()
-        self._shrink: list[tuple[int, int]] | None = None  # (folded offset after a run, chars removed)
+        # Per digit run that shrank: (folded offset just after it, chars removed up to it), for bisect.
+        self._shrink: tuple[list[int], list[int]] | None = None
 
     def chars(self, at: int) -> int:
         """Code points of the folded text before byte `at` (a partial character is not counted)."""
@@ -72,17 +74,18 @@ class _Text:
     def original(self, folded_chars: int) -> int:
         """The original text's offset of a folded text's code-point offset."""
         if self._shrink is None:
-            self._shrink = []
-            removed = 0
+            afters: list[int] = []
+            removed: list[int] = []
+            total = 0
             for m in _NUMBER.finditer(self.text):
-                removed += m.end() - m.start() - 1
-                self._shrink.append((m.end() - removed, removed))
-        removed = 0
-        for after, total in self._shrink:
-            if after > folded_chars:
-                break
-            removed = total
-        return folded_chars + removed
+                total += m.end() - m.start() - 1
+                if total:
+                    afters.append(m.end() - total)
+                    removed.append(total)
+            self._shrink = (afters, removed)
+        afters, removed = self._shrink
+        i = bisect_right(afters, folded_chars)
+        return folded_chars + (removed[i - 1] if i else 0)
 
 
 def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
