@@ -84,8 +84,13 @@ class TandemRepeat:
             return None
         self._checked = self._length
         window_chars = 2 * self._params.max_period_bytes + self._params.check_chars
-        self._tail = (self._tail + "".join(self._parts[self._new_from :]))[-window_chars:]
+        # The deltas since the last check become one chunk: the text is kept for `finish` (streams.py
+        # caps it) without a Python object per delta.
+        chunk = "".join(self._parts[self._new_from :])
+        del self._parts[self._new_from :]
+        self._parts.append(chunk)
         self._new_from = len(self._parts)
+        self._tail = (self._tail + chunk)[-window_chars:]
         loop = find_loop(self._tail, self._params, ends_text=False)
         if loop is not None:
             self._hit = _finding(loop, channel, self._length, self._length - len(self._tail))

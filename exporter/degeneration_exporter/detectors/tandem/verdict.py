@@ -21,6 +21,7 @@ __all__ = ["Family", "Loop", "find_loop"]
 
 Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
 _NUMBER = re.compile(r"[0-9]+")
+_LONG_NUMBER = re.compile(r"[0-9]{2,}")
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
 _ENCODE_ERRORS = "surrogatepass"
@@ -60,7 +61,9 @@ class _Text:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.folded = fold_numbers(text.encode("utf-8", _ENCODE_ERRORS))
+        raw = text.encode("utf-8", _ENCODE_ERRORS)
+        self.folded = fold_numbers(raw)
+        self._same_length = len(raw) == len(self.folded)  # no number of 2+ digits: offsets agree
         self._ascii = self.folded.isascii()
         # Per digit run that shrank: (folded offset just after it, chars removed up to it), for bisect.
         self._shrink: tuple[list[int], list[int]] | None = None
@@ -73,15 +76,16 @@ class _Text:
 
     def original(self, folded_chars: int) -> int:
         """The original text's offset of a folded text's code-point offset."""
+        if self._same_length:
+            return folded_chars
         if self._shrink is None:
             afters: list[int] = []
             removed: list[int] = []
             total = 0
-            for m in _NUMBER.finditer(self.text):
+            for m in _LONG_NUMBER.finditer(self.text):  # a one-digit number folds to itself
                 total += m.end() - m.start() - 1
-                if total:
-                    afters.append(m.end() - total)
-                    removed.append(total)
+                afters.append(m.end() - total)
+                removed.append(total)
             self._shrink = (afters, removed)
         afters, removed = self._shrink
         i = bisect_right(afters, folded_chars)
