@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Literal
@@ -65,8 +66,11 @@ class _Text:
         self.folded = fold_numbers(raw)
         self._same_length = len(raw) == len(self.folded)  # no number of 2+ digits: offsets agree
         self._ascii = self.folded.isascii()
-        # Per digit run that shrank: (folded offset just after it, chars removed up to it), for bisect.
-        self._shrink: tuple[list[int], list[int]] | None = None
+        # Per number of 2+ digits (a one-digit number folds to itself): the folded offset just after
+        # it and the characters removed up to it, for bisect; read lazily from `_runs`.
+        self._afters: list[int] = []
+        self._removed: list[int] = []
+        self._runs: Iterator[re.Match[str]] | None = _LONG_NUMBER.finditer(text)
 
     def chars(self, at: int) -> int:
         """Code points of the folded text before byte `at` (a partial character is not counted)."""
@@ -78,16 +82,15 @@ class _Text:
         """The original text's offset of a folded text's code-point offset."""
         if self._same_length:
             return folded_chars
-        if self._shrink is None:
-            afters: list[int] = []
-            removed: list[int] = []
-            total = 0
-            for m in _LONG_NUMBER.finditer(self.text):  # a one-digit number folds to itself
-                total += m.end() - m.start() - 1
-                afters.append(m.end() - total)
-                removed.append(total)
-            self._shrink = (afters, removed)
-        afters, removed = self._shrink
+        afters, removed = self._afters, self._removed
+        while self._runs is not None and (not afters or afters[-1] <= folded_chars):
+            m = next(self._runs, None)  # read the text's numbers only as far as asked
+            if m is None:
+                self._runs = None
+                break
+            total = (removed[-1] if removed else 0) + m.end() - m.start() - 1
+            afters.append(m.end() - total)
+            removed.append(total)
         i = bisect_right(afters, folded_chars)
         return folded_chars + (removed[i - 1] if i else 0)
 
@@ -114,13 +117,14 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     onset, end = t.original(c_start), t.original(c_start + covered)
     letters = len(_LETTER.findall(unit_folded))
     per_copy = unit_folded.count("0")
-    nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy else []
-    exact = _exact_numbers(nums, per_copy)
+    wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
+        len(unit_folded) - len(_SPACE.findall(unit_folded))
+    )
+    # The numbers matter only for a unit that is not words with numbers (a table row, a counter).
+    nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy and not wordy else []
+    exact = wordy or _exact_numbers(nums, per_copy)
     family: Family | None = None
-    if not exact and (
-        letters < params.min_slot_letters
-        or letters < params.min_slot_letter_share * (len(unit_folded) - len(_SPACE.findall(unit_folded)))
-    ):
+    if not exact:
         if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
             family = "counting"
     elif not letters:
