@@ -162,18 +162,20 @@ def _scan(
     j = first
     regions = sorted((r.start, r.end) for r in known)
     k = 0
+    reach = max_period + q
     while j + q <= n:
-        while k < len(regions) and regions[k][1] <= j:
-            k += 1
-        if k < len(regions) and regions[k][0] <= j:
-            j = regions[k][1]
-            continue
-        block = b[j : j + q]
-        horizon = j + max_period + q
-        hit = find(block, j + min_period, horizon)
+        if regions:
+            while k < len(regions) and regions[k][1] <= j:
+                k += 1
+            if k < len(regions) and regions[k][0] <= j:
+                j = regions[k][1]
+                continue
+        hit = find(b[j : j + q], j + min_period, j + reach)
         if hit < 0:
             j += step
             continue
+        block = b[j : j + q]
+        horizon = j + reach
         if last is not None and j < last.stop and (hit - j) in last.periods:
             j += step  # the same repeat again, past one of its slots: grown already
             continue
@@ -214,8 +216,8 @@ def long_repeats(
     periods this way makes a block's look-up scan `short_period` bytes instead of `max_period`.
     """
     e = evidence
-    if e.max_period <= e.short_period:
-        return
+    if e.max_period <= e.short_period or len(b) <= e.short_period + min(e.tail_repeated, e.repeated):
+        return  # too short to hold a copy longer than `short_period` and anything repeated
     long_repeated = max(e.repeated, int((e.copies - 1) * e.short_period))
     yield from _scan(b, e.short_period + 1, e.max_period, long_repeated, max_slot, 0, until, known)
     if ends_text:
