@@ -129,7 +129,7 @@ def test_finding_reports_onset_period_unit_family_and_coverage() -> None:
     assert f.flagged and f.detector == "tandem_repeat" and f.kind == "repetition"
     assert f.onset == len(_LEAD) and f.period == len(unit)
     assert f.unit is not None and f.unit.startswith("The bell rang")
-    assert f.details["family"] == "repeat" and f.score == 5.0
+    assert f.details["family"] == "repeat" and f.score is not None and 5.0 <= f.score < 5.1
     assert f.covered_chars == 5 * len(unit)
     assert f.details["coverage"] == round(5 * len(unit) / len(_LEAD + unit * 5), 4)
 

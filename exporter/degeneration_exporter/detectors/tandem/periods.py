@@ -3,8 +3,9 @@
 Why this shape (cost, docs/benchmarks.md "Default verdict cost"): every step is a C-level `bytes`
 operation (`translate`, `replace`, `find`, slice equality); Python only loops over blocks.
 
-- *Folding.* Every digit run becomes `0` (`translate` then repeated `replace`), so copies that differ
-  only in numbers, dates or counters are equal bytes.
+- *Folding.* Every digit run becomes `0` and every whitespace run one space (`translate` then
+  repeated `replace`), so copies that differ only in numbers, dates, counters or line breaks are
+  equal bytes.
 - *Screen (complete).* A repeat with `r` bytes of repeated material is a string `u` of length `r`
   that occurs at `x` and at `x + p`. Take a block of `q` bytes every `s = r_min - q + 1` bytes: any
   `u` with `r >= r_min = q + s - 1` holds a whole block `B`, and `B` occurs again `p` bytes later.
@@ -22,17 +23,21 @@ from dataclasses import dataclass
 
 __all__ = ["Evidence", "Repeat", "fold_numbers", "long_repeats", "short_repeats"]
 
-_DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+_FOLD = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # digits to 0, whitespace to space
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
 _BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
 _TRIES = 3  # later occurrences of a block tried when the nearest is not the loop's period
 
 
 def fold_numbers(raw: bytes) -> bytes:
-    """Every run of ASCII digits becomes one `0` (what `re.sub(rb"[0-9]+", b"0", raw)` does, faster)."""
-    folded = raw.translate(_DIGITS_TO_ZERO)
+    """Every run of ASCII digits becomes one `0` and every run of ASCII whitespace one space (what
+    `re.sub(rb"[0-9]+", b"0", re.sub(rb"[ \t\n\r\v\f]+", b" ", raw))` does, faster): copies that
+    differ only in numbers or in line breaks and spacing are equal."""
+    folded = raw.translate(_FOLD)
     while b"00" in folded:
         folded = folded.replace(b"00", b"0")
+    while b"  " in folded:
+        folded = folded.replace(b"  ", b" ")
     return folded
 
 

@@ -22,7 +22,7 @@ __all__ = ["Family", "Loop", "find_loop"]
 
 Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
 _NUMBER = re.compile(r"[0-9]+")
-_LONG_NUMBER = re.compile(r"[0-9]{2,}")
+_SHRINKS = re.compile(r"[0-9]{2,}|[ \t\n\r\x0b\x0c]{2,}")  # what folding makes shorter (to one char)
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
 _ENCODE_ERRORS = "surrogatepass"
@@ -64,13 +64,13 @@ class _Text:
         self.text = text
         raw = text.encode("utf-8", _ENCODE_ERRORS)
         self.folded = fold_numbers(raw)
-        self._same_length = len(raw) == len(self.folded)  # no number of 2+ digits: offsets agree
+        self._same_length = len(raw) == len(self.folded)  # nothing shrank: offsets agree
         self._ascii = self.folded.isascii()
-        # Per number of 2+ digits (a one-digit number folds to itself): the folded offset just after
-        # it and the characters removed up to it, for bisect; read lazily from `_runs`.
+        # Per run that folding shrank (2+ digits, 2+ whitespace): the folded offset just after it and
+        # the characters removed up to it, for bisect; read lazily from `_runs`.
         self._afters: list[int] = []
         self._removed: list[int] = []
-        self._runs: Iterator[re.Match[str]] | None = _LONG_NUMBER.finditer(text)
+        self._runs: Iterator[re.Match[str]] | None = _SHRINKS.finditer(text)
 
     def chars(self, at: int) -> int:
         """Code points of the folded text before byte `at` (a partial character is not counted)."""
@@ -128,7 +128,8 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
         if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
             family = "counting"
     elif not letters:
-        if covered >= params.min_symbol_chars and copies >= params.min_copies:
+        visible = len(b[start : rep.end].strip().decode("utf-8", "ignore"))  # the rule, not the space around
+        if visible >= params.min_symbol_chars and copies >= params.min_copies:
             family = "symbols"
     elif rep.slot_bytes:
         if (
