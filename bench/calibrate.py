@@ -3,7 +3,7 @@
 Why: the default verdict is a product claim ("beats every published detector"), so the numbers in
 docs/detectors.md must be reproducible by one command:
 
-    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet] [--onsets] [--default-only]
+    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet] [--onsets] [--default-only] [--thresholds]
 
 Each data set is split in two fixed parts by a hash of the text's id (`part_of`): thresholds are
 chosen on the fitting part, and the check part is the held-back figure; both are printed apart.
@@ -12,7 +12,10 @@ fraction of true positives whose onset is within 2% of the text length of the la
 flag rate per decoding method (GPT-2: over all texts of each method file, labelled or not) or per category
 (SmolLM2), and then the default verdict's misses and false positives with a short reason. `--onsets`
 also lists every loop the default verdict dates outside the tolerance: labelled and found onset, the
-period, and the text around both, to read the causes.
+period, and the text around both, to read the causes. `--thresholds` prints, for each main
+threshold of the default verdict, the nearest fitting-part texts whose verdict flips when the
+threshold moves below or above its default (and what that does: a loop caught or missed, a clean text
+flagged or cleared).
 """
 
 from __future__ import annotations
@@ -225,6 +228,67 @@ def report(
     return scores
 
 
+# The thresholds `--thresholds` moves, each over values below and above its default (nearest first).
+THRESHOLDS: dict[str, tuple[Sequence[float], Sequence[float]]] = {
+    "min_copies": ((2.75, 2.5, 2.25, 2.0), (3.25, 3.5, 4.0, 5.0)),
+    "min_repeated_chars": ((50, 40, 30, 20), (70, 80, 100, 120)),
+    "min_copies_slotted": ((5.0, 4.0, 3.0), (7.0, 8.0, 10.0)),
+    "min_tail_unit_chars": ((30, 20, 10), (50, 60, 80)),
+    "min_tail_fraction": ((0.2, 0.1, 0.0), (0.4, 0.5, 0.7)),
+    "min_symbol_chars": ((150, 100, 50), (250, 300, 400)),
+    "min_counting_terms": ((20, 15, 10), (40, 60, 100)),
+    "min_slot_letter_share": ((0.2, 0.1, 0.0), (0.35, 0.5, 0.75)),
+    "max_slot_fraction": ((0.1, 0.05, 0.0), (0.2, 0.3, 0.5)),
+}
+
+
+def print_thresholds(name: str, samples: Sequence[Sample], labels: Mapping[str, Label]) -> None:
+    """For each threshold, the nearest fitting-part texts whose verdict flips when it moves either way."""
+    spec = DETECTORS[DEFAULT_REPETITION_DETECTORS[0]]
+    labelled = [
+        s
+        for s in samples
+        if part_of(s.id) == "fit" and labels.get(s.id, Label("", None, "")).label in ("loop", "clean")
+    ]
+
+    def verdicts(overrides: Mapping[str, float]) -> dict[str, bool]:
+        params = spec.params_model.model_validate(overrides)
+        return {s.id: spec.detect(DetectorInput(s.text), params).flagged for s in labelled}
+
+    base = verdicts({})
+    print(f"\n## {name}: nearest fitting-part texts on either side of each threshold\n")
+    print("| threshold | default | below: value, text (label, effect) | above: value, text (label, effect) |")
+    print("|---|---|---|---|")
+    defaults = spec.params_model()
+    for param, sides in THRESHOLDS.items():
+        cells = []
+        for values in sides:
+            cell = "none within " + (f"{values[-1]}" if values else "-")
+            for value in values:
+                flipped = [sid for sid, v in verdicts({param: value}).items() if v != base[sid]]
+                if flipped:
+                    shown = []
+                    for sid in flipped[:3]:
+                        label = labels[sid].label
+                        effect = (
+                            "caught"
+                            if base[sid] is False and label == "loop"
+                            else (
+                                "false positive"
+                                if label == "clean" and not base[sid]
+                                else "missed"
+                                if label == "loop"
+                                else "cleared"
+                            )
+                        )
+                        shown.append(f"`{sid}` ({label}, {effect})")
+                    more = f" +{len(flipped) - 3}" if len(flipped) > 3 else ""
+                    cell = f"{value}: " + ", ".join(shown) + more
+                    break
+            cells.append(cell)
+        print(f"| `{param}` | {getattr(defaults, param)} | {cells[0]} | {cells[1]} |")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared material folder")
@@ -235,6 +299,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="list the default verdict's onsets outside the tolerance, with the text around them",
     )
     parser.add_argument("--default-only", action="store_true", help="measure the default verdict alone")
+    parser.add_argument(
+        "--thresholds",
+        action="store_true",
+        help="for each threshold, the nearest fitting-part texts whose verdict flips on either side",
+    )
     args = parser.parse_args(argv)
     available = [] if args.default_only else [n for n in PUBLISHED if n in DETECTORS]
     common: dict[str, Verdict] = {"default": detector_verdict(DEFAULT_REPETITION_DETECTORS)}
@@ -244,6 +313,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"default verdict = OR of {list(DEFAULT_REPETITION_DETECTORS)}")
 
     samples, labels = load_gpt2(args.shared)
+    if args.thresholds:
+        print_thresholds("GPT-2-large WebText", samples, labels)
+        smol_samples, smol_labels = load_smollm2(args.shared)
+        print_thresholds("SmolLM2-135M long replies", smol_samples, smol_labels)
+        return
     report(
         "GPT-2-large WebText (flag rate per decoding method, all 400 texts each)",
         samples,

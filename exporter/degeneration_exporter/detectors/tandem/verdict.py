@@ -26,6 +26,8 @@ _SHRINKS = re.compile(r"[0-9]{2,}|[ \t\n\r\x0b\x0c]{2,}")  # what folding makes 
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
 _ENCODE_ERRORS = "surrogatepass"
+_CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
+_CHARS_BLOCK = 4096
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
 
 
@@ -66,6 +68,7 @@ class _Text:
         self.folded = fold_numbers(raw)
         self._same_length = len(raw) == len(self.folded)  # nothing shrank: offsets agree
         self._ascii = self.folded.isascii()
+        self._cont: list[int] | None = None  # continuation bytes before each 4 KiB block
         # Per run that folding shrank (2+ digits, 2+ whitespace): the folded offset just after it and
         # the characters removed up to it, for bisect; read lazily from `_runs`.
         self._afters: list[int] = []
@@ -73,10 +76,19 @@ class _Text:
         self._runs: Iterator[re.Match[str]] | None = _SHRINKS.finditer(text)
 
     def chars(self, at: int) -> int:
-        """Code points of the folded text before byte `at` (a partial character is not counted)."""
+        """Code points of the folded text before byte `at` (a partial character counts as one):
+        bytes minus UTF-8 continuation bytes, counted per 4 KiB block once, then within one block."""
         if self._ascii:
             return at
-        return len(self.folded[:at].decode("utf-8", "ignore"))
+        b = self.folded
+        if self._cont is None:
+            self._cont = [0]
+            for i in range(0, len(b), _CHARS_BLOCK):
+                piece = b[i : i + _CHARS_BLOCK]
+                self._cont.append(self._cont[-1] + len(piece) - len(piece.translate(None, _CONTINUATION)))
+        k = at // _CHARS_BLOCK
+        piece = b[k * _CHARS_BLOCK : at]
+        return at - self._cont[k] - (len(piece) - len(piece.translate(None, _CONTINUATION)))
 
     def original(self, folded_chars: int) -> int:
         """The original text's offset of a folded text's code-point offset."""
