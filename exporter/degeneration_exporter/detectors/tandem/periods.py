@@ -36,10 +36,8 @@ def fold_numbers(raw: bytes) -> bytes:
     folded = raw.translate(_FOLD)
     while b"00" in folded:
         folded = folded.replace(b"00", b"0")
-    if b"  " in folded:  # one split and join collapses every run; keep one space at either end
-        lead = b" " if folded.startswith(b" ") else b""
-        trail = b" " if folded.endswith(b" ") and folded.strip() else b""
-        folded = lead + b" ".join(folded.split()) + trail
+    while b"  " in folded:  # long runs (indentation, padding) shrink fourfold per pass, in place of size
+        folded = folded.replace(b"    ", b" ").replace(b"  ", b" ")
     return folded
 
 
