@@ -9,12 +9,14 @@ left alone. The issue's own examples come last, written out. Nothing here paraph
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 
 import pytest
 from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput, Finding
 from degeneration_exporter.detectors.tandem import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
+from degeneration_exporter.detectors.tandem.periods import fold_numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,3 +151,11 @@ def test_a_live_check_fires_mid_stream_before_the_end() -> None:
         fired = fired or live.feed("Tl, ")
     assert fired is not None and fired.onset == len(_LEAD)
     assert live.finish().flagged
+
+
+@settings(max_examples=100)
+@given(text=st.text(alphabet=" \n\t\r0123456789ab猫😀", max_size=9000))
+def test_folding_equals_the_regexes_it_names(text: str) -> None:
+    raw = text.encode("utf-8")
+    expected = re.sub(rb"[0-9]+", b"0", re.sub(rb"[ \t\n\r\x0b\x0c]+", b" ", raw))
+    assert fold_numbers(raw) == expected

@@ -18,12 +18,16 @@ operation (`translate`, `replace`, `find`, slice equality); Python only loops ov
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Evidence", "Repeat", "fold_numbers", "long_repeats", "short_repeats"]
 
 _FOLD = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # digits to 0, whitespace to space
+_ZEROS = re.compile(rb"00+")
+_SPACES = re.compile(rb"  +")
+_REGEX_FOLD_BYTES = 4096
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
 _BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
 _TRIES = 3  # later occurrences of a block tried when the nearest is not the loop's period
@@ -34,9 +38,15 @@ def fold_numbers(raw: bytes) -> bytes:
     `re.sub(rb"[0-9]+", b"0", re.sub(rb"[ \t\n\r\v\f]+", b" ", raw))` does, faster): copies that
     differ only in numbers or in line breaks and spacing are equal."""
     folded = raw.translate(_FOLD)
-    while b"00" in folded:
+    if len(folded) > _REGEX_FOLD_BYTES:  # one regex pass each beats repeated copies of a long text
+        if b"00" in folded:
+            folded = _ZEROS.sub(b"0", folded)
+        if b"  " in folded:
+            folded = _SPACES.sub(b" ", folded)
+        return folded
+    while b"00" in folded:  # a short text: `replace` passes cost less than a regex call
         folded = folded.replace(b"00", b"0")
-    while b"  " in folded:  # long runs (indentation, padding) shrink fourfold per pass, in place of size
+    while b"  " in folded:  # long runs (indentation, padding) shrink fourfold per pass
         folded = folded.replace(b"    ", b" ").replace(b"  ", b" ")
     return folded
 
