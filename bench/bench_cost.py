@@ -11,7 +11,8 @@ the incremental form's cost per 16-character delta early and late in a long stre
 ratio stays near 1).
 
 Texts are real: dev-set replies of each length (labelled clean or loop), and for the long class
-whole clean texts joined to 100k+ characters, with and without a loop running to the end.
+whole clean texts joined to 100k+ characters (those the verdict calls clean), with and without a loop
+running to the end.
 
 Run: `.venv/bin/python bench/bench_cost.py [--repeat 5] [--shared PATH]`; copy the table into
 docs/benchmarks.md, section "Default verdict cost".
@@ -66,7 +67,10 @@ def inputs(shared: Path) -> dict[str, list[str]]:
     for cls, (lo, hi) in CLASSES.items():
         for label in ("clean", "loop"):
             cases[f"{cls} {label}"] = [t for t in texts[label] if lo <= len(t) < hi]
-    prose = "\n\n".join(texts["clean"])
+    # Long texts are built from clean-labelled texts the verdict also calls clean (two tables and a long
+    # rule are loops by the definition): a flagged text ends the scan early and would flatter the cost.
+    verdict = Classifier()
+    prose = "\n\n".join(t for t in texts["clean"] if not verdict.classify(Record(text=t)).flags)
     while len(prose) < 150_000:
         prose += "\n\n" + prose[: 150_000 - len(prose)]
     loop = "She had been watching them for twelve years. "
