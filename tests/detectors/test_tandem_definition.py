@@ -16,6 +16,7 @@ import pytest
 from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput, Finding
 from degeneration_exporter.detectors.tandem import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
+from degeneration_exporter.detectors.tandem.offsets import FoldedText
 from degeneration_exporter.detectors.tandem.periods import fold_numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -159,3 +160,24 @@ def test_folding_equals_the_regexes_it_names(text: str) -> None:
     raw = text.encode("utf-8")
     expected = re.sub(rb"[0-9]+", b"0", re.sub(rb"[ \t\n\r\x0b\x0c]+", b" ", raw))
     assert fold_numbers(raw) == expected
+
+
+def _reference_offsets(text: str) -> list[tuple[int, int]]:
+    """(folded byte, text offset) for every folded byte, by walking the text run by run."""
+    pairs: list[tuple[int, int]] = []
+    folded = 0
+    for m in re.finditer(r"[0-9]+|[ \t\n\r\x0b\x0c]+|.", text, re.S):
+        size = 1 if m.group()[0] in "0123456789 \t\n\r\x0b\x0c" else len(m.group().encode("utf-8"))
+        pairs.extend((folded + k, m.start()) for k in range(size))
+        folded += size
+    return pairs
+
+
+@settings(max_examples=30)
+@given(text=st.text(alphabet=" \n\t0123456789ab猫😀", min_size=1, max_size=12_000), data=st.data())
+def test_folded_offsets_map_back_to_the_text(text: str, data: st.DataObject) -> None:
+    folded = FoldedText(text)
+    pairs = _reference_offsets(text)
+    for at, expected in data.draw(st.lists(st.sampled_from(pairs), max_size=20)):
+        if folded.folded[at] & 0xC0 != 0x80:  # offsets are asked at the start of a character
+            assert folded.original(at) == expected

@@ -8,26 +8,22 @@ only on repeats the screen found, so clean text never reaches it.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Literal
 
+from .offsets import FoldedText
 from .onset import reader_onset
 from .params import TandemRepeatParams
-from .periods import Evidence, Repeat, fold_numbers, long_repeats, short_repeats
+from .periods import Evidence, Repeat, long_repeats, short_repeats
 
 __all__ = ["Family", "Loop", "find_loop"]
 
 Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
 _NUMBER = re.compile(r"[0-9]+")
-_SHRINKS = re.compile(r"[0-9]{2,}|[ \t\n\r\x0b\x0c]{2,}")  # what folding makes shorter (to one char)
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
 _ENCODE_ERRORS = "surrogatepass"
-_CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
-_CHARS_BLOCK = 4096
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
 
 
@@ -59,55 +55,7 @@ def _counts(nums: list[int], per_copy: int, min_terms: int) -> bool:
     return False
 
 
-class _Text:
-    """The original text, its folded bytes and the maps between their offsets (built lazily)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        raw = text.encode("utf-8", _ENCODE_ERRORS)
-        self.folded = fold_numbers(raw)
-        self._same_length = len(raw) == len(self.folded)  # nothing shrank: offsets agree
-        self._ascii = self.folded.isascii()
-        self._cont: list[int] | None = None  # continuation bytes before each 4 KiB block
-        # Per run that folding shrank (2+ digits, 2+ whitespace): the folded offset just after it and
-        # the characters removed up to it, for bisect; read lazily from `_runs`.
-        self._afters: list[int] = []
-        self._removed: list[int] = []
-        self._runs: Iterator[re.Match[str]] | None = _SHRINKS.finditer(text)
-
-    def chars(self, at: int) -> int:
-        """Code points of the folded text before byte `at` (a partial character counts as one):
-        bytes minus UTF-8 continuation bytes, counted per 4 KiB block once, then within one block."""
-        if self._ascii:
-            return at
-        b = self.folded
-        if self._cont is None:
-            self._cont = [0]
-            for i in range(0, len(b), _CHARS_BLOCK):
-                piece = b[i : i + _CHARS_BLOCK]
-                self._cont.append(self._cont[-1] + len(piece) - len(piece.translate(None, _CONTINUATION)))
-        k = at // _CHARS_BLOCK
-        piece = b[k * _CHARS_BLOCK : at]
-        return at - self._cont[k] - (len(piece) - len(piece.translate(None, _CONTINUATION)))
-
-    def original(self, folded_chars: int) -> int:
-        """The original text's offset of a folded text's code-point offset."""
-        if self._same_length:
-            return folded_chars
-        afters, removed = self._afters, self._removed
-        while self._runs is not None and (not afters or afters[-1] <= folded_chars):
-            m = next(self._runs, None)  # read the text's numbers only as far as asked
-            if m is None:
-                self._runs = None
-                break
-            total = (removed[-1] if removed else 0) + m.end() - m.start() - 1
-            afters.append(m.end() - total)
-            removed.append(total)
-        i = bisect_right(afters, folded_chars)
-        return folded_chars + (removed[i - 1] if i else 0)
-
-
-def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
     b = t.folded
     start = rep.start
@@ -118,7 +66,6 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     if period <= 0:
         return None
     repeated = c_stop - c_start
-    covered = t.chars(rep.end) - c_start
     copies = repeated / period + 1.0
     reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
     if copies < params.min_copies and not reaches_end:
@@ -126,7 +73,7 @@ def _judge(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -
     unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
     if unit_folded.isspace() or not unit_folded:
         return None  # whitespace padding
-    onset, end = t.original(c_start), t.original(c_start + covered)
+    onset, end = t.original(start), t.original(rep.end)
     letters = len(_LETTER.findall(unit_folded))
     per_copy = unit_folded.count("0")
     wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
@@ -175,7 +122,7 @@ def _evidence(params: TandemRepeatParams) -> Evidence:
     )
 
 
-def _judge_all(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The earliest loop among a repeat's exact stretches and the whole (slots bridged)."""
     pieces = (*rep.exact_pieces(), rep) if rep.slot_bytes else (rep,)
     loops = (_judge(t, r, params, ends_text) for r in pieces)
@@ -185,7 +132,7 @@ def _judge_all(t: _Text, rep: Repeat, params: TandemRepeatParams, ends_text: boo
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
     """The earliest loop in `text` by the definition, or None; `ends_text`: nothing follows `text`
     (only then may a repeat count as cut off by the ceiling)."""
-    t = _Text(text)
+    t = FoldedText(text)
     b, evidence = t.folded, _evidence(params)
     best: Loop | None = None
     best_start = len(b)
