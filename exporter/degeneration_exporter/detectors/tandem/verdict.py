@@ -73,14 +73,14 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
     unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
     if unit_folded.isspace() or not unit_folded:
         return None  # whitespace padding
-    onset, end = t.original(start), t.original(rep.end)
     letters = len(_LETTER.findall(unit_folded))
     per_copy = unit_folded.count("0")
     wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
         len(unit_folded) - len(_SPACE.findall(unit_folded))
     )
     # The numbers matter only for a unit that is not words with numbers (a table row, a counter).
-    nums = [int(x) for x in _NUMBER.findall(t.text, onset, end)] if per_copy and not wordy else []
+    region = (t.original(start), t.original(rep.end)) if per_copy and not wordy else (0, 0)
+    nums = [int(x) for x in _NUMBER.findall(t.text, *region)] if per_copy and not wordy else []
     exact = wordy or _exact_numbers(nums, per_copy)
     family: Family | None = None
     if not exact:
@@ -107,7 +107,7 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
         family = "cut_off"
     if family is None:
         return None
-    return Loop(family, onset, end, period, round(copies, 3), "")
+    return Loop(family, t.original(start), t.original(rep.end), period, round(copies, 3), "")
 
 
 def _evidence(params: TandemRepeatParams) -> Evidence:
