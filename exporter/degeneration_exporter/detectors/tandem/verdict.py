@@ -34,7 +34,7 @@ class Loop:
     family: Family
     onset: int
     end: int
-    period: int  # code points of one copy (of the number-folded text)
+    period: int  # code points of one copy, in the text (the first copy)
     copies: float
     unit: str  # one copy, from the original text
 
@@ -107,7 +107,12 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
         family = "cut_off"
     if family is None:
         return None
-    return Loop(family, t.original(start), t.original(rep.end), period, round(copies, 3), "")
+    onset = t.original(start)
+    # One copy in the text's own code points (folded spacing and numbers are shorter than the text's),
+    # measured on the second copy when there is one: the first may begin in the lead-in's spacing.
+    first = start + rep.period if start + 2 * rep.period <= rep.end else start
+    text_period = max(1, t.original(first + rep.period) - t.original(first))
+    return Loop(family, onset, t.original(rep.end), text_period, round(copies, 3), "")
 
 
 def _evidence(params: TandemRepeatParams) -> Evidence:
