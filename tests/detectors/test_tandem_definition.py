@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.detectors.chunkings import chunkings
-from tests.detectors.loop_families import EXEMPTIONS, FAMILIES, Case
+from tests.detectors.loop_families import EXEMPTIONS, FAMILIES, Case, clean_prose
 
 DEFAULT = TandemRepeatParams()
 # A seeded generator per example: hypothesis' own `randoms()` shrink towards all-zero draws, which turn
@@ -181,3 +181,17 @@ def test_folded_offsets_map_back_to_the_text(text: str, data: st.DataObject) -> 
     for at, expected in data.draw(st.lists(st.sampled_from(pairs), max_size=20)):
         if folded.folded[at] & 0xC0 != 0x80:  # offsets are asked at the start of a character
             assert folded.original(at) == expected
+
+
+def test_a_stream_past_the_kept_part_is_judged_by_its_live_checks_in_bounded_memory() -> None:
+    params = TandemRepeatParams(max_text_chars=5_000, check_chars=1_024)
+    live = TandemRepeat(params)
+    prose = "\n\n".join(clean_prose()[:12]) + "\n\n"  # real clean text, longer than the kept part
+    assert len(prose) > params.max_text_chars
+    for i in range(0, len(prose), 50):
+        assert live.feed(prose[i : i + 50]) is None
+    fired = [f for f in (live.feed("Tl, ") for _ in range(3_000)) if f is not None]
+    assert len(fired) == 1 and fired[0].onset is not None and fired[0].onset >= len(prose) - 8
+    assert live._kept_chars <= params.max_text_chars
+    final = live.finish()
+    assert final.flagged and final.onset == fired[0].onset

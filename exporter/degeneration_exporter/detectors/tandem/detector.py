@@ -6,6 +6,8 @@ the lead adapts one function, `_finding`, instead of several.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..base import Channel, DetectorInput, Finding, snippet
 from .params import TandemRepeatParams
 from .verdict import Loop, find_loop
@@ -48,13 +50,20 @@ def _finding(loop: Loop | None, channel: Channel, text_length: int, offset: int 
     )
 
 
+def _coverage(finding: Finding, text_length: int) -> float:
+    covered = finding.covered_chars or 0
+    return round(covered / text_length, 4) if text_length else 0.0
+
+
 def detect_tandem_repeat(inp: DetectorInput, params: TandemRepeatParams) -> Finding:
     """Batch form: the earliest loop in the text by the definition (package docstring)."""
     return _finding(find_loop(inp.text, params), "content", len(inp.text))
 
 
 class TandemRepeat:
-    """Incremental form: `finish()` equals `detect_tandem_repeat` on the concatenation, for any split.
+    """Incremental form: `finish()` equals `detect_tandem_repeat` on the concatenation, for any split,
+    for texts up to `max_text_chars` (the part kept for `finish`; a longer stream is judged on that
+    part and on the live checks, so memory stays bounded whatever the stream's length).
 
     Every `check_chars` of new text, the last `2 * max_period_bytes + check_chars` characters are
     checked (nothing after them is known, so the cut-off rule waits for `finish`): the cost per delta
@@ -63,11 +72,12 @@ class TandemRepeat:
 
     def __init__(self, params: TandemRepeatParams | None = None) -> None:
         self._params = params or TandemRepeatParams()
-        self._parts: list[str] = []
+        self._kept: list[str] = []  # the text for `finish`, one chunk per live check
+        self._kept_chars = 0
+        self._recent: list[str] = []  # deltas since the last live check
         self._length = 0
         self._checked = 0  # length at the last live check
         self._tail = ""  # the last window's text as of the last live check
-        self._new_from = 0  # index in `_parts` of the first delta not yet in `_tail`
         self._hit: Finding | None = None
         self._channel: Channel = "content"
         self._final: Finding | None = None
@@ -77,31 +87,37 @@ class TandemRepeat:
         self._channel = channel
         if not delta:
             return None
-        self._parts.append(delta)
+        self._recent.append(delta)
         self._length += len(delta)
         self._final = None
-        if self._hit is not None or self._length - self._checked < self._params.check_chars:
+        if self._length - self._checked < self._params.check_chars:
             return None
         self._checked = self._length
+        chunk = "".join(self._recent)
+        self._recent.clear()
+        room = self._params.max_text_chars - self._kept_chars
+        if room > 0:
+            self._kept.append(chunk[:room])
+            self._kept_chars += min(room, len(chunk))
+        if self._hit is not None:
+            return None
         window_chars = 2 * self._params.max_period_bytes + self._params.check_chars
-        # The deltas since the last check become one chunk: the text is kept for `finish` (streams.py
-        # caps it) without a Python object per delta.
-        chunk = "".join(self._parts[self._new_from :])
-        del self._parts[self._new_from :]
-        self._parts.append(chunk)
-        self._new_from = len(self._parts)
         self._tail = (self._tail + chunk)[-window_chars:]
         loop = find_loop(self._tail, self._params, ends_text=False)
         if loop is not None:
             self._hit = _finding(loop, channel, self._length, self._length - len(self._tail))
-        return self._hit
+            return self._hit
+        return None
 
     def finish(self) -> Finding:
-        """The verdict for everything fed (the batch form on the concatenation)."""
+        """The verdict for everything fed (the batch form on the concatenation, up to the cap)."""
         if self._final is None:
-            text = self._text()
-            self._final = _finding(find_loop(text, self._params), self._channel, len(text))
+            room = max(0, self._params.max_text_chars - self._kept_chars)
+            text = "".join(self._kept) + "".join(self._recent)[:room]
+            final = _finding(find_loop(text, self._params), self._channel, self._length)
+            if not final.flagged and self._hit is not None:  # a loop past the part kept
+                final = replace(
+                    self._hit, details={**self._hit.details, "coverage": _coverage(self._hit, self._length)}
+                )
+            self._final = final
         return self._final
-
-    def _text(self) -> str:
-        return "".join(self._parts)

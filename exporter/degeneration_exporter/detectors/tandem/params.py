@@ -89,6 +89,12 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         "evidence; longer ones are found from their larger evidence (at least 2 copies more, or a cut-off "
         "copy at the end), which keeps each look-up short.",
     )
+    max_text_chars: int = Field(
+        4 * 1024 * 1024,
+        ge=0,
+        description="Streaming: characters of a stream kept for the final verdict (the classifier's own "
+        "per-stream cap); past them, live checks still see every delta.",
+    )
     check_chars: int = Field(
         4096, ge=256, description="Streaming: a live check runs each time this many characters arrived."
     )
