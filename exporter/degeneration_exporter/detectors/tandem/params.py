@@ -66,7 +66,7 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         "row of figures with a label (`1 6500 4.0 11/1/2014 The`) is data.",
     )
     max_slot_chars: int = Field(
-        12, ge=0, description="Longest name slot (differing stretch of equal length) bridged inside a repeat."
+        12, ge=0, description="Longest name slot (a differing stretch of any length) bridged in a repeat."
     )
     max_slot_fraction: float = Field(
         0.15, ge=0.0, le=1.0, description="Largest share of the repeated material that name slots may take."
