@@ -2,13 +2,14 @@
 
 Why its own module: the screen works on folded bytes, findings speak in the text's code points, and a
 long text must not be walked in Python to convert a few offsets. Both maps use a block index built
-once (per 4 KiB: continuation bytes; folded lengths of blocks cut where no run crosses), then work
-within one block: a `translate` to count continuation bytes, or a binary search over folds of a
-block's prefix.
+once (per 4 KiB: continuation bytes; per 512 bytes: folded lengths of blocks cut where no run
+crosses), then work within one block: a `translate` to count continuation bytes, or a walk over the
+block's few runs that folding shortened.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from itertools import pairwise
 
@@ -18,7 +19,9 @@ __all__ = ["FoldedText"]
 
 _ENCODE_ERRORS = "surrogatepass"
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
-_BLOCK = 4096
+_BLOCK = 4096  # continuation-byte counts
+_FOLD_BLOCK = 512  # folded lengths per block; within a block, its few shortened runs are walked
+_SHRINKING = re.compile(rb"[0-9]{2,}|[ \t\n\r\x0b\x0c]{2,}")  # runs that fold to one byte
 _DIGITS = frozenset(b"0123456789")
 _SPACES = frozenset(b" \t\n\r\x0b\x0c")
 
@@ -82,23 +85,20 @@ class FoldedText:
         cuts, folded_at_cut = self._index()
         i = bisect_right(folded_at_cut, folded_at) - 1
         lo, hi = cuts[i], cuts[i + 1]
-        target = folded_at - folded_at_cut[i] + 1  # the folded byte at `folded_at` is whole
-        # Smallest d with len(fold(raw[lo:lo+d])) >= target: raw[lo+d-1] starts that folded byte.
-        left, right = 1, hi - lo
-        while left < right:
-            mid = (left + right) // 2
-            if len(fold_numbers(self.raw[lo : lo + mid])) >= target:
-                right = mid
-            else:
-                left = mid + 1
-        return lo + left - 1
+        target = folded_at - folded_at_cut[i]  # folded bytes into the block
+        removed = 0
+        for m in _SHRINKING.finditer(self.raw, lo, hi):
+            if m.start() - lo - removed >= target:
+                break  # the target lies before this run (or is its one folded byte)
+            removed += m.end() - m.start() - 1
+        return lo + target + removed
 
     def _index(self) -> tuple[list[int], list[int]]:
         if self._cuts is None:
             raw = self.raw
             cuts = [0]
-            for at in range(_BLOCK, len(raw), _BLOCK):
-                stop = min(len(raw), at + _BLOCK // 2)
+            for at in range(_FOLD_BLOCK, len(raw), _FOLD_BLOCK):
+                stop = min(len(raw), at + _FOLD_BLOCK // 2)
                 while at < stop and _joined(raw, at):
                     at += 1  # a run crossing the cut would fold differently in two pieces
                 if at < stop and at > cuts[-1]:
