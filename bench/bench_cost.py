@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench_detectors import DELTA_CHARS, per_delta_us
 from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.classification.result import Classification, FlagKind
 from degeneration_exporter.detectors.compression import scan_repetition
@@ -35,7 +36,6 @@ from degeneration_exporter.detectors.tandem import TandemRepeat
 from degeneration_exporter.record import FinishReason, Record
 
 DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared"
-DELTA_CHARS = 16
 CLASSES = {"short": (200, 2_000), "medium": (2_000, 20_000), "long": (100_000, 10**9)}
 
 
@@ -104,17 +104,6 @@ def paired(
     return a, b
 
 
-def per_delta_us(seen: str, probe: str) -> float:
-    live = TandemRepeat()
-    for i in range(0, len(seen), 4_096):
-        live.feed(seen[i : i + 4_096])
-    deltas = [probe[i : i + DELTA_CHARS] for i in range(0, len(probe), DELTA_CHARS)]
-    start = time.process_time()
-    for d in deltas:
-        live.feed(d)
-    return (time.process_time() - start) / len(deltas) * 1e6
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--repeat", type=int, default=5, help="timing runs per cell (best is kept)")
@@ -143,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(f"\nshort replies per second through the default classifier, one core: {len(short) / secs:,.0f}")
     prose = cases["long clean"][0] + cases["long clean"][1]
-    early = min(per_delta_us(prose[:10_000], prose[10_000:40_000]) for _ in range(3))
-    late = min(per_delta_us(prose[:200_000], prose[200_000:230_000]) for _ in range(3))
+    early = min(per_delta_us(TandemRepeat, prose[:10_000], prose[10_000:40_000]) for _ in range(3))
+    late = min(per_delta_us(TandemRepeat, prose[:200_000], prose[200_000:230_000]) for _ in range(3))
     print(
         f"incremental verdict, µs per {DELTA_CHARS}-char delta: after 10 kB {early:.2f}, after 200 kB "
         f"{late:.2f} (ratio {late / early:.2f})"
