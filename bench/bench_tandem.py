@@ -26,7 +26,7 @@ from bench_detectors import per_delta_us
 from degeneration_exporter.classification.classify import DEFAULT_REPETITION_DETECTORS
 from degeneration_exporter.detectors import DETECTORS
 from degeneration_exporter.detectors.base import DetectorInput
-from degeneration_exporter.detectors.tandem_repeat import (
+from degeneration_exporter.detectors.tandem import (
     TandemRepeat,
     TandemRepeatParams,
     detect_tandem_repeat,

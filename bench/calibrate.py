@@ -3,20 +3,26 @@
 Why: the default verdict is a product claim ("beats every published detector"), so the numbers in
 docs/detectors.md must be reproducible by one command:
 
-    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet] [--onsets]
+    .venv/bin/python bench/calibrate.py [--shared PATH] [--quiet] [--onsets] [--default-only] [--thresholds]
 
-For each data set it prints recall and precision (loop vs clean; borderline left out), the fraction of
-true positives whose onset is within 2% of the text length of the labelled onset, the flag rate per
-decoding method (GPT-2: over all texts of each method file, labelled or not) or per category
+Each data set is split in two fixed parts by a hash of the text's id (`part_of`): thresholds are
+chosen on the fitting part, and the check part is the held-back figure; both are printed apart.
+For each data set and part it prints recall and precision (loop vs clean; borderline left out), the
+fraction of true positives whose onset is within 2% of the text length of the labelled onset, the
+flag rate per decoding method (GPT-2: over all texts of each method file, labelled or not) or per category
 (SmolLM2), and then the default verdict's misses and false positives with a short reason. `--onsets`
 also lists every loop the default verdict dates outside the tolerance: labelled and found onset, the
-period, and the text around both, to read the causes.
+period, and the text around both, to read the causes. `--thresholds` prints, for each main
+threshold of the default verdict, the nearest fitting-part texts whose verdict flips when the
+threshold moves below or above its default (and what that does: a loop caught or missed, a clean text
+flagged or cleared).
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +39,16 @@ DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 GPT2_METHODS = ("greedy", "beam", "topk", "nucleus", "typical", "contrastive", "human")
 PUBLISHED = ("compression", "ngram_ratio", "tail_period", "stream_ngram", "char_run")
 ONSET_TOLERANCE = 0.02
+PARTS = ("fit", "check")
+
+
+def part_of(sample_id: str) -> str:
+    """The fixed split: a text is in the fitting part when the first byte of sha256(id) is even.
+
+    Thresholds are chosen on the fitting part only; the check part is the held-back figure."""
+    return PARTS[hashlib.sha256(sample_id.encode()).digest()[0] & 1]
+
+
 CONTEXT_CHARS = 120
 
 
@@ -188,24 +204,89 @@ def report(
     quiet: bool,
     onsets: bool = False,
 ) -> dict[str, Score]:
-    scores = {row: score(samples, labels, v) for row, v in verdicts.items()}
-    print(f"\n## {name}\n")
-    print("| detector | recall | precision | onset within 2% | " + " | ".join(groups) + " |")
-    print("|---|---|---|---|" + "---|" * len(groups))
-    for row, s in scores.items():
-        onset = f"{s.onset_accuracy:.3f}" if s.onset_accuracy is not None else "-"
-        rates = " | ".join(_fmt_rate(s.flag_rate.get(g, (0, 0))) for g in groups)
-        recall = f"{s.recall:.3f} ({s.tp}/{s.tp + s.fn})"
-        print(f"| {row} | {recall} | {s.precision:.3f} ({s.fp} FP) | {onset} | {rates} |")
-    if not quiet:
-        default = scores["default"]
-        for sid in default.misses:
-            print(f"MISS {sid}: {labels[sid].note}")
-        for sid, why in default.false_positives:
-            print(f"FALSE POSITIVE {sid}: {why}")
-    if onsets:
-        print_onsets(scores["default"])
+    scores: dict[str, Score] = {}
+    for part in PARTS:
+        in_part = [s for s in samples if part_of(s.id) == part]
+        part_scores = {row: score(in_part, labels, v) for row, v in verdicts.items()}
+        scores.update({f"{row} [{part}]": sc for row, sc in part_scores.items()})
+        print(f"\n## {name}: {part} part ({len(in_part)} texts)\n")
+        print("| detector | recall | precision | onset within 2% | " + " | ".join(groups) + " |")
+        print("|---|---|---|---|" + "---|" * len(groups))
+        for row, s in part_scores.items():
+            onset = f"{s.onset_accuracy:.3f}" if s.onset_accuracy is not None else "-"
+            rates = " | ".join(_fmt_rate(s.flag_rate.get(g, (0, 0))) for g in groups)
+            recall = f"{s.recall:.3f} ({s.tp}/{s.tp + s.fn})"
+            print(f"| {row} | {recall} | {s.precision:.3f} ({s.fp} FP) | {onset} | {rates} |")
+        if not quiet:
+            default = part_scores["default"]
+            for sid in default.misses:
+                print(f"MISS {sid}: {labels[sid].note}")
+            for sid, why in default.false_positives:
+                print(f"FALSE POSITIVE {sid}: {why}")
+        if onsets:
+            print_onsets(part_scores["default"])
     return scores
+
+
+# The thresholds `--thresholds` moves, each over values below and above its default (nearest first).
+THRESHOLDS: dict[str, tuple[Sequence[float], Sequence[float]]] = {
+    "min_copies": ((2.75, 2.5, 2.25, 2.0), (3.25, 3.5, 4.0, 5.0)),
+    "min_repeated_chars": ((50, 40, 30, 20), (70, 80, 100, 120)),
+    "min_copies_slotted": ((5.0, 4.0, 3.0), (7.0, 8.0, 10.0)),
+    "min_tail_unit_chars": ((30, 20, 10), (50, 60, 80)),
+    "min_tail_fraction": ((0.2, 0.1, 0.0), (0.4, 0.5, 0.7)),
+    "min_symbol_chars": ((150, 100, 50), (250, 300, 400)),
+    "min_counting_terms": ((20, 15, 10), (40, 60, 100)),
+    "min_slot_letter_share": ((0.2, 0.1, 0.0), (0.35, 0.5, 0.75)),
+    "max_slot_fraction": ((0.1, 0.05, 0.0), (0.2, 0.3, 0.5)),
+}
+
+
+def print_thresholds(name: str, samples: Sequence[Sample], labels: Mapping[str, Label]) -> None:
+    """For each threshold, the nearest fitting-part texts whose verdict flips when it moves either way."""
+    spec = DETECTORS[DEFAULT_REPETITION_DETECTORS[0]]
+    labelled = [
+        s
+        for s in samples
+        if part_of(s.id) == "fit" and labels.get(s.id, Label("", None, "")).label in ("loop", "clean")
+    ]
+
+    def verdicts(overrides: Mapping[str, float]) -> dict[str, bool]:
+        params = spec.params_model.model_validate(overrides)
+        return {s.id: spec.detect(DetectorInput(s.text), params).flagged for s in labelled}
+
+    base = verdicts({})
+    print(f"\n## {name}: nearest fitting-part texts on either side of each threshold\n")
+    print("| threshold | default | below: value, text (label, effect) | above: value, text (label, effect) |")
+    print("|---|---|---|---|")
+    defaults = spec.params_model()
+    for param, sides in THRESHOLDS.items():
+        cells = []
+        for values in sides:
+            cell = "none within " + (f"{values[-1]}" if values else "-")
+            for value in values:
+                flipped = [sid for sid, v in verdicts({param: value}).items() if v != base[sid]]
+                if flipped:
+                    shown = []
+                    for sid in flipped[:3]:
+                        label = labels[sid].label
+                        effect = (
+                            "caught"
+                            if base[sid] is False and label == "loop"
+                            else (
+                                "false positive"
+                                if label == "clean" and not base[sid]
+                                else "missed"
+                                if label == "loop"
+                                else "cleared"
+                            )
+                        )
+                        shown.append(f"`{sid}` ({label}, {effect})")
+                    more = f" +{len(flipped) - 3}" if len(flipped) > 3 else ""
+                    cell = f"{value}: " + ", ".join(shown) + more
+                    break
+            cells.append(cell)
+        print(f"| `{param}` | {getattr(defaults, param)} | {cells[0]} | {cells[1]} |")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -217,14 +298,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="list the default verdict's onsets outside the tolerance, with the text around them",
     )
+    parser.add_argument("--default-only", action="store_true", help="measure the default verdict alone")
+    parser.add_argument(
+        "--thresholds",
+        action="store_true",
+        help="for each threshold, the nearest fitting-part texts whose verdict flips on either side",
+    )
     args = parser.parse_args(argv)
-    available = [n for n in PUBLISHED if n in DETECTORS]
+    available = [] if args.default_only else [n for n in PUBLISHED if n in DETECTORS]
     common: dict[str, Verdict] = {"default": detector_verdict(DEFAULT_REPETITION_DETECTORS)}
     common.update({n: detector_verdict([n]) for n in available})
-    common["published, all together"] = detector_verdict(available)
+    if available:
+        common["published, all together"] = detector_verdict(available)
     print(f"default verdict = OR of {list(DEFAULT_REPETITION_DETECTORS)}")
 
     samples, labels = load_gpt2(args.shared)
+    if args.thresholds:
+        print_thresholds("GPT-2-large WebText", samples, labels)
+        smol_samples, smol_labels = load_smollm2(args.shared)
+        print_thresholds("SmolLM2-135M long replies", smol_samples, smol_labels)
+        return
     report(
         "GPT-2-large WebText (flag rate per decoding method, all 400 texts each)",
         samples,
@@ -237,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     samples, labels = load_smollm2(args.shared)
     smol = dict(common)
-    if "ngram_ratio" in DETECTORS:
+    if "ngram_ratio" in available:
         smol["ngram_ratio on token ids"] = detector_verdict(["ngram_ratio"], token_ids=True)
     categories = sorted({s.group for s in samples})
     report(

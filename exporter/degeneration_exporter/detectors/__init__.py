@@ -17,7 +17,7 @@ from .ngram_ratio import NgramRatio, NgramRatioParams, detect_ngram_ratio
 from .osaurus.char_run import CharRun, CharRunParams, detect_char_run
 from .osaurus.stream_ngram import StreamNgram, StreamNgramParams, detect_stream_ngram
 from .tail_period import TailPeriod, TailPeriodParams, detect_tail_period
-from .tandem_repeat import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
+from .tandem import TandemRepeat, TandemRepeatParams, detect_tandem_repeat
 from .template_leak import TemplateLeak, TemplateLeakParams, detect_template_leak
 
 __all__ = ["DETECTORS", "DetectorInput", "DetectorSpec", "Finding", "IncrementalDetector"]
@@ -81,6 +81,6 @@ DETECTORS: dict[str, DetectorSpec[Any]] = {
         TandemRepeatParams,
         detect_tandem_repeat,
         TandemRepeat,
-        "A unit repeated back to back 3 times (counters and slots may change), or cut off repeating.",
+        "A unit repeated back to back (numbers and names may change), a counting run, or cut off repeating.",
     ),
 }

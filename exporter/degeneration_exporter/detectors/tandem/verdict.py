@@ -1,0 +1,157 @@
+"""Which repeats are loops: the families and exemptions of the definition (package docstring).
+
+Why separate from `periods.py`: that module finds every back-to-back repeat in bytes; this one
+applies the user-facing rules to each, in the text's own code points, and names the family. It runs
+only on repeats the screen found, so clean text never reaches it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from itertools import pairwise
+from typing import Literal
+
+from .offsets import FoldedText
+from .onset import reader_onset
+from .params import TandemRepeatParams
+from .periods import Evidence, Repeat, long_repeats, short_repeats
+
+__all__ = ["Family", "Loop", "find_loop"]
+
+Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
+_NUMBER = re.compile(r"[0-9]+")
+_LETTER = re.compile(r"[^\W\d_]")
+_SPACE = re.compile(r"\s")
+_ENCODE_ERRORS = "surrogatepass"
+_END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """A repeat that meets a family's minimum evidence, in code points of the original text."""
+
+    family: Family
+    onset: int
+    end: int
+    period: int  # code points of one copy, in the text (the first copy)
+    copies: float
+    unit: str  # one copy, from the original text
+
+
+def _exact_numbers(nums: list[int], per_copy: int) -> bool:
+    return per_copy == 0 or nums[per_copy:] == nums[:-per_copy]
+
+
+def _counts(nums: list[int], per_copy: int, min_terms: int) -> bool:
+    """Some number slot steps by one constant, non-zero amount over at least `min_terms` copies."""
+    for slot in range(per_copy):
+        seq = nums[slot::per_copy]
+        if len(seq) < min_terms:
+            continue
+        step = seq[1] - seq[0]
+        if step and all(b - a == step for a, b in pairwise(seq)):
+            return True
+    return False
+
+
+def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+    """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
+    b = t.folded
+    start = rep.start
+    while start < rep.end and (b[start] & 0xC0) == 0x80:  # begin on a whole character
+        start += 1
+    c_start, c_stop = t.chars(start), t.chars(rep.stop)
+    period = t.chars(start + rep.period) - c_start
+    if period <= 0:
+        return None
+    repeated = c_stop - c_start
+    copies = repeated / period + 1.0
+    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
+    if copies < params.min_copies and not reaches_end:
+        return None  # too few copies for any family: most repeated phrases of clean text stop here
+    unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
+    if unit_folded.isspace() or not unit_folded:
+        return None  # whitespace padding
+    letters = len(_LETTER.findall(unit_folded))
+    per_copy = unit_folded.count("0")
+    wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
+        len(unit_folded) - len(_SPACE.findall(unit_folded))
+    )
+    # The numbers matter only for a unit that is not words with numbers (a table row, a counter).
+    region = (t.original(start), t.original(rep.end)) if per_copy and not wordy else (0, 0)
+    nums = [int(x) for x in _NUMBER.findall(t.text, *region)] if per_copy and not wordy else []
+    exact = wordy or _exact_numbers(nums, per_copy)
+    family: Family | None = None
+    if not exact:
+        if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
+            family = "counting"
+    elif not letters:
+        visible = len(b[start : rep.end].strip().decode("utf-8", "ignore"))  # the rule, not the space around
+        if visible >= params.min_symbol_chars and copies >= params.min_copies:
+            family = "symbols"
+    elif rep.slot_bytes:
+        if (
+            copies >= params.min_copies_slotted
+            and repeated >= params.min_repeated_chars
+            and rep.slot_bytes <= params.max_slot_fraction * (rep.stop - rep.start)
+        ):
+            family = "slotted"
+    elif copies >= params.min_copies and repeated >= params.min_repeated_chars:
+        family = "repeat"
+    elif (
+        reaches_end
+        and period >= params.min_tail_unit_chars
+        and repeated >= max(params.min_tail_repeated_chars, params.min_tail_fraction * period)
+    ):
+        family = "cut_off"
+    if family is None:
+        return None
+    onset = t.original(start)
+    # One copy in the text's own code points (folded spacing and numbers are shorter than the text's),
+    # measured on the second copy when there is one: the first may begin in the lead-in's spacing.
+    first = start + rep.period if start + 2 * rep.period <= rep.end else start
+    text_period = max(1, t.original(first + rep.period) - t.original(first))
+    return Loop(family, onset, t.original(rep.end), text_period, round(copies, 3), "")
+
+
+def _evidence(params: TandemRepeatParams) -> Evidence:
+    """The screens' targets: a code point is at least one byte, so character minimums are byte minimums."""
+    tail_unit = max(params.min_tail_unit_chars, params.short_period_bytes)
+    return Evidence(
+        repeated=min(params.min_repeated_chars, params.min_tail_repeated_chars),
+        copies=min(params.min_copies, params.min_copies_slotted),
+        tail_repeated=max(params.min_tail_repeated_chars, int(params.min_tail_fraction * tail_unit)),
+        short_period=params.short_period_bytes,
+        max_period=params.max_period_bytes,
+    )
+
+
+def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+    """The earliest loop among a repeat's exact stretches and the whole (slots bridged)."""
+    pieces = (*rep.exact_pieces(), rep) if rep.slot_bytes else (rep,)
+    loops = (_judge(t, r, params, ends_text) for r in pieces)
+    return min((x for x in loops if x is not None), key=lambda x: x.onset, default=None)
+
+
+def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
+    """The earliest loop in `text` by the definition, or None; `ends_text`: nothing follows `text`
+    (only then may a repeat count as cut off by the ceiling)."""
+    t = FoldedText(text)
+    b, evidence = t.folded, _evidence(params)
+    best: Loop | None = None
+    best_start = len(b)
+    seen: list[Repeat] = []
+    for rep in short_repeats(b, evidence, params.max_slot_chars):
+        seen.append(rep)
+        best = _judge_all(t, rep, params, ends_text)
+        if best is not None:  # later blocks start later: the earliest short-period loop is found
+            best_start = rep.start
+            break
+    for rep in long_repeats(b, evidence, params.max_slot_chars, ends_text, best_start, seen):
+        if rep.start < best_start and (loop := _judge_all(t, rep, params, ends_text)) is not None:
+            best, best_start = loop, rep.start
+    if best is None:
+        return None
+    onset = reader_onset(text, best.onset, best.period)  # once, for the loop reported
+    return replace(best, onset=onset, unit=text[onset : onset + best.period])
