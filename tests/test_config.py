@@ -334,3 +334,17 @@ def test_check_config_refuses_a_push_source_off_loopback_without_a_token(
     with_token = [dict(s, bearer_token="s3cret") for s in sources]
     path.write_text(yaml.safe_dump({"sources": with_token, "sinks": {"prometheus": {"listen": listen}}}))
     assert _check_config("--config", str(path)).returncode == 0
+
+
+@pytest.mark.parametrize("how", ["bearer_token", "bearer_token_file"])
+def test_an_empty_bearer_token_is_refused_by_check_config_and_run(tmp_path: Path, how: str) -> None:
+    """An empty Kubernetes secret key mounted as the token file must not authenticate anyone."""
+    secret = tmp_path / "token"
+    secret.write_text("\n")
+    source: dict[str, object] = {"type": "http_push", "name": "push", "listen_host": "0.0.0.0"}
+    source.update({"bearer_token": "  "} if how == "bearer_token" else {"bearer_token_file": str(secret)})
+    path = tmp_path / "push.yaml"
+    path.write_text(yaml.safe_dump({"sources": [source], "sinks": {"prometheus": {"listen": "127.0.0.1:1"}}}))
+    for done in (_check_config("--config", str(path)), _run_process("--config", str(path))):
+        assert done.returncode == 2, done.stderr
+        assert how in done.stderr and "Traceback" not in done.stderr

@@ -5,7 +5,8 @@ HTTP server (one port to expose) by calling `IngestEndpoint.serve(handler)`, or 
 its own port. A body is accepted whole or not at all: over `max_body_bytes` is 413, a line that is not
 a JSON object is 400 naming the first such line, a full queue is 503 with Retry-After (nothing is
 half-queued, so a client retry never duplicates). Off loopback a bearer token is required, checked
-before any byte of the body is read.
+before any byte of the body is read. `BearerToken` is the one token check of every push route
+(`/ingest` here, the OTLP receiver's routes too), so a fix to it covers them all.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from ..errors import ConfigError
 from .base import Line, Position, SourceStats
@@ -30,10 +32,12 @@ from .file_tail.reader import SKIPPED, LineSplitter
 from .line_queue import WAKE_SECONDS, LineQueue
 
 __all__ = [
+    "BearerToken",
     "HttpPushConfig",
     "HttpPushSource",
     "IngestEndpoint",
     "Reply",
+    "declared_length",
     "is_loopback",
     "require_token_off_loopback",
 ]
@@ -71,9 +75,18 @@ class HttpPushConfig(BaseModel):
         timedelta(seconds=5), description="How long a request waits for queue room before answering 503."
     )
 
+    @field_validator("bearer_token")
+    @classmethod
+    def _token_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        # compare_digest(b"", b"") is true: an empty token would let anyone in
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("must not be empty or whitespace (an empty token would authenticate anyone)")
+        return value
+
 
 def require_token_off_loopback(config: HttpPushConfig, mounted_on_host: str | None = None) -> None:
-    """Raise ConfigError when this source would listen off loopback without a bearer token.
+    """Raise ConfigError when this source would listen off loopback without a bearer token, or when
+    its `bearer_token_file` cannot be read or holds nothing but whitespace.
 
     Called by the source at start and by config validation, so `check-config` refuses what `run` refuses.
     """
@@ -83,6 +96,90 @@ def require_token_off_loopback(config: HttpPushConfig, mounted_on_host: str | No
                 f"http_push source {config.name!r} listens on {host}: bearer_token required off loopback",
                 field=f"sources.{config.name}.bearer_token",
             )
+    BearerToken.of(config)
+
+
+class BearerToken:
+    """The one bearer-token check of every push route: `refusal(headers)` before any body byte is read.
+
+    Why a class of its own: `/ingest` (own port or mounted), and the OTLP receiver's `/v1/logs` and
+    `/v1/traces`, must refuse the same requests the same way. An empty or whitespace token is a
+    ConfigError (exit 2) at start; a `bearer_token_file` is re-read when it changes (a rotated
+    Kubernetes secret), and if it then holds no token every push is refused (503) and logged,
+    never accepted. No token configured at all (loopback only) lets every request through.
+    """
+
+    def __init__(self, token: SecretStr | None, token_file: Path | None, *, field: str) -> None:
+        """`field`: the dotted config path named in errors (`sources.NAME.bearer_token_file`)."""
+        self._field = field
+        self._file = token_file if token is None else None
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._token: bytes | None = None
+        if token is not None:
+            self._token = token.get_secret_value().strip().encode()
+            if not self._token:
+                raise ConfigError(f"{field}: bearer_token must not be empty or whitespace", field=field)
+        elif self._file is not None:
+            self._token = self._read_file()
+
+    @classmethod
+    def of(cls, config: HttpPushConfig) -> BearerToken:
+        """The check configured by an http_push source (ConfigError naming the field)."""
+        name = "bearer_token" if config.bearer_token is not None else "bearer_token_file"
+        return cls(config.bearer_token, config.bearer_token_file, field=f"sources.{config.name}.{name}")
+
+    @property
+    def required(self) -> bool:
+        return self._token is not None or self._file is not None
+
+    def refusal(self, headers: Mapping[str, str]) -> Reply | None:
+        """None when the request may go on; else the 401 (wrong/missing token) or 503 (no token now)."""
+        expected = self._current()
+        if not self.required:
+            return None
+        if expected is None:
+            return _reply(503, "the server's bearer token file is empty or unreadable; refusing pushes")
+        given = _header(headers, "Authorization") or ""
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+            return _reply(401, "missing or wrong bearer token")
+        return None
+
+    def _current(self) -> bytes | None:
+        """The token now: a changed file (inode, size, mtime) is re-read and re-checked."""
+        if self._file is None:
+            return self._token
+        with self._lock:
+            try:
+                st = os.stat(self._file)
+                stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                stamp = None
+            if stamp != self._stamp or stamp is None:
+                try:
+                    self._token = self._read_file()
+                except ConfigError as exc:
+                    if self._token is not None:
+                        log.error("%s; refusing every push until it holds a token", exc)
+                    self._token, self._stamp = None, None
+                    return None
+            return self._token
+
+    def _read_file(self) -> bytes:
+        assert self._file is not None
+        try:
+            st = os.stat(self._file)
+            token = self._file.read_text().strip().encode()
+        except (OSError, UnicodeDecodeError) as exc:
+            message = f"{self._field}: cannot read bearer_token_file: {exc}"
+            raise ConfigError(message, field=self._field) from exc
+        if not token:
+            raise ConfigError(
+                f"{self._field}: {self._file} holds no token (empty or whitespace only)", field=self._field
+            )
+        self._stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return token
 
 
 def is_loopback(host: str) -> bool:
@@ -119,7 +216,7 @@ class IngestEndpoint:
         self.config = config
         self._queue = lines
         self._stats = stats
-        self._token = _load_token(config)
+        self.auth = BearerToken.of(config)
         self._numbering = threading.Lock()
         self._line_no = 0
 
@@ -127,14 +224,14 @@ class IngestEndpoint:
         """Method, auth and declared length, before the body is read; None when it may be read."""
         if method != "POST":
             return _reply(405, "use POST with a JSONL body")
-        if self._token is not None:
-            given = _header(headers, "Authorization") or ""
-            scheme, _, token = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self._token):
-                return _reply(401, "missing or wrong bearer token")
+        refused = self.auth.refusal(headers)
+        if refused is not None:
+            return refused
         length = _header(headers, "Content-Length")
-        if length is None or not length.isdigit():
+        if length is None:
             return _reply(411, "Content-Length is required")
+        if declared_length(length) is None:  # `str.isdigit` accepts "²", which int() refuses
+            return _reply(400, "Content-Length must be a decimal number of bytes")
         if int(length) > self.config.max_body_bytes:
             return self._too_large()
         return None
@@ -271,6 +368,14 @@ class HttpPushSource:
             self._thread = None
 
 
+def declared_length(value: str) -> int | None:
+    """A Content-Length header's value as bytes, or None unless it is plain ASCII digits."""
+    value = value.strip()
+    if not value or len(value) > 19 or not value.isascii() or not value.isdigit():
+        return None
+    return int(value)
+
+
 def _is_json_object(data: bytes) -> bool:
     try:
         return isinstance(orjson.loads(data), dict)
@@ -288,16 +393,3 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 def _has_token(config: HttpPushConfig) -> bool:
     return config.bearer_token is not None or config.bearer_token_file is not None
-
-
-def _load_token(config: HttpPushConfig) -> bytes | None:
-    if config.bearer_token is not None:
-        return config.bearer_token.get_secret_value().encode()
-    if config.bearer_token_file is not None:
-        try:
-            return config.bearer_token_file.read_text().strip().encode()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read bearer_token_file: {exc}", field=f"sources.{config.name}.bearer_token_file"
-            ) from exc
-    return None
