@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .classification.classify import Classifier
 from .config import AUTO_FORMAT, FileTailSourceConfig, HttpPushSourceConfig, Settings, StdinSourceConfig
-from .errors import ConfigError, PositionsInUse
+from .errors import ConfigError, PositionsInUse, SourceError
 from .pipeline import SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sources.base import Source
@@ -103,7 +103,7 @@ class Daemon:
         self._max_body_bytes = 1024 * 1024
         routes: dict[tuple[str, str], Route] = {
             ("GET", "/"): self._landing,
-            ("GET", "/healthz"): lambda _request: Response(200, b"ok\n"),
+            ("GET", "/healthz"): self._healthz,
         }
         if self.prometheus is not None:
             routes[("GET", "/metrics")] = self._metrics
@@ -139,13 +139,17 @@ class Daemon:
         self, config: Any, routes: dict[tuple[str, str], Route]
     ) -> tuple[Source, tuple[str, ...]]:
         if isinstance(config, FileTailSourceConfig):
+            field = f"sources.{config.name}.positions_file"
             if config.positions_file is None:
+                field = "state.directory"
                 positions = self.settings.state.positions_file_for(config.name)
                 config = config.model_copy(update={"positions_file": positions})
             try:
                 return FileTailSource(config, dry_run=self.dry_run), config.include
             except PositionsInUse as exc:
                 field = f"sources.{config.name}.positions_file"
+                raise ConfigError(f"{field}: {exc}", field=field) from exc
+            except SourceError as exc:  # unreadable positions, unwritable state directory: not corrupt
                 raise ConfigError(f"{field}: {exc}", field=field) from exc
         if isinstance(config, StdinSourceConfig):
             return StdinSource(config), ("-",)
@@ -208,6 +212,20 @@ class Daemon:
         self._web.stop()
 
     # -- routes ------------------------------------------------------------------------------------
+
+    def _healthz(self, _request: Request) -> Response:
+        """200 always (a restart fixes none of these), `ok` or `degraded` with each source's problems.
+
+        Problems name a source and a condition, never a path: the endpoint needs no credentials.
+        """
+        problems = [
+            f"source {wired.runner.source.name}: {problem}"
+            for wired in self._wired
+            for problem in getattr(wired.runner.source, "problems", ())
+        ]
+        if not problems:
+            return Response(200, b"ok\n")
+        return Response(200, ("degraded\n" + "".join(f"{p}\n" for p in problems)).encode())
 
     def _metrics(self, _request: Request) -> Response:
         assert self.prometheus is not None  # the route exists only with the sink

@@ -24,7 +24,7 @@ from ..line_queue import LineQueue, QueueClosed
 from .config import FileTailConfig
 from .identity import FileId
 from .ledger import CommitLedger
-from .positions import PositionEntry, PositionsLock, load_positions, save_positions
+from .positions import CorruptPositions, PositionEntry, PositionsLock, load_positions, save_positions
 from .tailer import FileTailer
 
 __all__ = ["FileTailSource"]
@@ -36,18 +36,27 @@ class FileTailSource:
     """Tails the files matched by `config.include`; see docs/tailing.md for the guarantees."""
 
     def __init__(self, config: FileTailConfig, *, dry_run: bool = False) -> None:
-        """Raises PositionsInUse when another process holds the positions file's lock."""
+        """Raises PositionsInUse when another process holds the positions file's lock, SourceError
+        when the positions file or its lock cannot be read or created (permissions: not corrupt)."""
         self.config = config
         self.name = config.name
         self.dry_run = dry_run
         self.stats = SourceStats()
+        self.problems: list[str] = []
+        """Lasting conditions `/healthz` reports (no paths: the endpoint is unauthenticated)."""
         self._lock: PositionsLock | None = None
         if config.positions_file is not None and not dry_run:
             self._lock = PositionsLock(config.positions_file)
             self._lock.acquire()
         self._queue = LineQueue(config.queue_max_lines, self.stats)
         self._stop = threading.Event()
-        self._ledger = CommitLedger(self._load_positions())
+        try:
+            stored = self._load_positions()
+        except BaseException:
+            if self._lock is not None:
+                self._lock.release()
+            raise
+        self._ledger = CommitLedger(stored)
         self._tailer = FileTailer(
             config, self._ledger, self.stats, self._queue.put, clock=time.monotonic, wall_clock=time.time
         )
@@ -166,18 +175,32 @@ class FileTailSource:
         """Stored checkpoints; None on the very first start (no file yet, or none configured).
 
         A corrupt file is moved aside to `<name>.corrupt` and counted; every file then restarts at
-        byte 0, as Alloy's `restart_from_beginning` (recount rather than lose: at-least-once).
+        byte 0, as Alloy's `restart_from_beginning` (recount rather than lose: at-least-once). A
+        malformed or out-of-range entry costs only its own file (read again from byte 0), counted
+        and logged. An unreadable file raises SourceError: it is not corrupt, and is left alone.
         """
         path = self.config.positions_file
         if path is None:
             return None
+        bad: list[str] = []
         try:
-            return load_positions(path)
-        except SourceError as exc:
+            stored = load_positions(path, bad)
+        except CorruptPositions as exc:
             log.error("%s; every file restarts from byte 0", exc, extra={"source": self.name})
-            with self.stats.lock:
-                self.stats.checkpoint_errors += 1
+            self._note_problem("positions file corrupt, moved aside; every file recounted")
             if not self.dry_run:
                 with contextlib.suppress(OSError):
                     os.replace(path, path.with_name(path.name + ".corrupt"))
             return {}
+        for problem in bad:
+            message = "positions file %s: %s; that file restarts from byte 0"
+            log.error(message, path, problem, extra={"source": self.name})
+        if bad:
+            noun = "entry" if len(bad) == 1 else "entries"
+            self._note_problem(f"{len(bad)} invalid positions {noun} skipped", len(bad))
+        return stored
+
+    def _note_problem(self, problem: str, count: int = 1) -> None:
+        self.problems.append(problem)
+        with self.stats.lock:
+            self.stats.checkpoint_errors += count
