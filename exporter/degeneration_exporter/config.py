@@ -18,6 +18,7 @@ line-size and queue bounds with each source (`sources[].max_line_bytes`, `queue_
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     YamlConfigSettingsSource,
 )
 
@@ -73,6 +75,9 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_FILE = Path("/etc/degeneration-exporter/config.yaml")
+ENV_PREFIX = "DEGENERATION_"
+
+log = logging.getLogger(__name__)
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -95,6 +100,7 @@ class _PipelineOptions(BaseModel):
     max_stream_chars: int = Field(
         DEFAULT_MAX_STREAM_CHARS,
         ge=0,
+        le=1024**3,
         description="Characters of text kept per open streamed response (chunk formats); later deltas "
         "still reach the detectors but are not kept, and are counted.",
     )
@@ -162,6 +168,13 @@ class StateConfig(BaseModel):
         json_schema_extra={"default_doc": "`$XDG_STATE_HOME/degeneration-exporter` (`~/.local/state/...`)"},
     )
 
+    @field_validator("directory")
+    @classmethod
+    def _not_a_file(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} exists and is not a directory")
+        return value
+
     def positions_file_for(self, source_name: str) -> Path:
         """The positions file a file_tail source uses when it names none itself."""
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in source_name)
@@ -200,7 +213,7 @@ class Settings(BaseSettings):
     """The whole daemon configuration (`check-config --print-effective` prints it)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="DEGENERATION_",
+        env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
         frozen=True,
         extra="forbid",
@@ -318,13 +331,73 @@ def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] 
         config_file = DEFAULT_CONFIG_FILE
     if config_file is not None:
         _check_yaml_file(config_file)
+    for name in unknown_env_variables(os.environ):
+        log.warning("ignoring environment variable %s: no such setting (docs/configuration.md)", name)
     try:
         with _reading_yaml(config_file):
             settings = Settings(**dict(overrides or {}))
     except ValidationError as exc:
         raise _config_error(exc) from exc
+    except SettingsError as exc:  # a DEGENERATION_* list or mapping that is not JSON
+        raise _env_error(exc) from exc
     _check_unique_source_names(settings)
     return settings
+
+
+def unknown_env_variables(environ: Mapping[str, str]) -> list[str]:
+    """`DEGENERATION_*` names that set nothing (a typo is otherwise ignored silently).
+
+    Walks `SECTION__FIELD__...` through the models; below a field that is not a model (a mapping,
+    a list given as JSON) anything goes. Names are compared case-insensitively, as pydantic does.
+    """
+    unknown = []
+    for name in sorted(environ):
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        model: type[BaseModel] | None = Settings
+        for part in name[len(ENV_PREFIX) :].lower().split("__"):
+            if model is None:
+                break
+            fields = {key.lower(): info for key, info in model.model_fields.items()}
+            info = fields.get(part)
+            if info is None:
+                unknown.append(name)
+                break
+            options = get_args(info.annotation) or (info.annotation,)
+            model = next((t for t in options if isinstance(t, type) and issubclass(t, BaseModel)), None)
+    return unknown
+
+
+def _env_error(exc: SettingsError) -> ConfigError:
+    """`error parsing value for field "sources" from source ...` -> `DEGENERATION_SOURCES: ...`."""
+    text = str(exc)
+    field = text.split('field "', 1)[1].split('"', 1)[0] if 'field "' in text else ""
+    variable = f"{ENV_PREFIX}{field.upper()}" if field else f"{ENV_PREFIX}*"
+    return ConfigError(f"{variable}: not valid JSON ({text})", field=variable)
+
+
+def check_state_paths(settings: Settings) -> None:
+    """Raise ConfigError unless every file_tail source can create and lock its positions file.
+
+    Why apart from the models: it depends on the machine, not the text (the default
+    `~/.local/state` of a `nobody` user with no home is unwritable). `run` and `check-config`
+    both call it, so `check-config` refuses what `run` would.
+    """
+    for source in settings.sources:
+        if not isinstance(source, FileTailSourceConfig):
+            continue
+        if source.positions_file is None:
+            field, folder = "state.directory", settings.state.directory
+        else:
+            field, folder = f"sources.{source.name}.positions_file", source.positions_file.parent
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise ConfigError(f"{field}: {existing} is not a directory", field=field)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            what = "" if existing == folder else f" (to create {folder})"
+            raise ConfigError(f"{field}: {existing} is not writable{what}", field=field)
 
 
 def _check_yaml_file(path: Path) -> None:

@@ -155,7 +155,9 @@ class Daemon:
             return StdinSource(config), ("-",)
         assert isinstance(config, HttpPushSourceConfig)
         if config.listen_host is not None:
-            return HttpPushSource(config), (f"http://{config.listen_host}:{config.listen_port}/ingest",)
+            own = HttpPushSource(config)
+            own.bind()  # a busy port is exit 2 now, not a thread dying after "serving"
+            return own, (f"http://{config.listen_host}:{config.listen_port}/ingest",)
         if ("POST", "/ingest") in routes:
             raise ConfigError(
                 "only one http_push source can be mounted on the main server's /ingest",

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..config import FileTailSourceConfig, Settings, load_settings
+from ..config import FileTailSourceConfig, Settings, check_state_paths, load_settings
 from ..daemon import Daemon
 from ..errors import ConfigError
 
@@ -165,6 +165,8 @@ def main(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
         if not settings.sources:
             raise ConfigError("no sources: give PATHS, --example, or sources: in --config", field="sources")
+        if not args.dry_run:  # a dry run writes no positions
+            check_state_paths(settings)
         daemon = Daemon(settings, dry_run=args.dry_run)
     except ConfigError as exc:
         print(f"degeneration-exporter run: error: {exc}", file=sys.stderr)

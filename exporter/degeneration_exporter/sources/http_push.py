@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from ..errors import ConfigError
 from .base import Line, Position, SourceStats
+from .file_tail.config import MAX_LINE_BYTES, MAX_QUEUE_LINES
 from .file_tail.reader import SKIPPED, LineSplitter
 from .line_queue import WAKE_SECONDS, LineQueue
 
@@ -67,12 +68,20 @@ class HttpPushConfig(BaseModel):
     bearer_token_file: Path | None = Field(
         None, description="File holding the token (a mounted secret); used when `bearer_token` is unset."
     )
-    max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, le=MAX_LINE_BYTES, description="Larger request bodies get 413."
+    )
     queue_max_lines: int = Field(
-        10_000, gt=0, description="Lines buffered for the pipeline; a body that does not fit waits, then 503."
+        10_000,
+        gt=0,
+        le=MAX_QUEUE_LINES,
+        description="Lines buffered for the pipeline; a body that does not fit waits, then 503.",
     )
     enqueue_timeout: timedelta = Field(
-        timedelta(seconds=5), description="How long a request waits for queue room before answering 503."
+        timedelta(seconds=5),
+        ge=timedelta(0),
+        le=timedelta(minutes=5),
+        description="How long a request waits for queue room before answering 503.",
     )
 
     @field_validator("bearer_token")
@@ -319,29 +328,32 @@ class HttpPushSource:
         host, port = self._server.server_address[:2]
         return str(host), int(port)
 
-    def start(self) -> None:
-        """Start the own server (no-op when mounted or already started)."""
+    def bind(self) -> None:
+        """Create the own server's listening socket now (no-op when mounted or bound).
+
+        Why apart from `start()`: the daemon binds every port before it prints "serving", so a busy
+        port is a ConfigError naming `listen_port` (exit 2), not a thread that dies after start.
+        """
         if self.config.listen_host is None or self._server is not None:
             return
-        endpoint = self.endpoint
-
-        class _Handler(BaseHTTPRequestHandler):
-            timeout = SOCKET_TIMEOUT_SECONDS  # a client that stalls mid-body cannot hold a thread forever
-
-            def do_POST(self) -> None:
-                if self.path.split("?", 1)[0] != INGEST_PATH:
-                    self.send_error(404)
-                    return
-                endpoint.serve(self)
-
-            # other methods get the endpoint's 405 (as when mounted), not http.server's 501
-            do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
-
-            def log_message(self, format: str, *args: object) -> None:
-                log.debug(format, *args)
-
-        self._server = ThreadingHTTPServer((self.config.listen_host, self.config.listen_port), _Handler)
+        try:
+            self._server = ThreadingHTTPServer(
+                (self.config.listen_host, self.config.listen_port), _handler(self)
+            )
+        except OSError as exc:
+            where = f"{self.config.listen_host}:{self.config.listen_port}"
+            field = f"sources.{self.name}.listen_port"
+            raise ConfigError(
+                f"{field}: cannot listen on {where}: {exc.strerror or exc}", field=field
+            ) from exc
         self._server.daemon_threads = True
+
+    def start(self) -> None:
+        """Bind if needed and serve in a thread (no-op when mounted or already started)."""
+        if self.config.listen_host is None or self._thread is not None:
+            return
+        self.bind()
+        assert self._server is not None
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(WAKE_SECONDS,), name=f"http_push[{self.name}]"
         )
@@ -360,7 +372,10 @@ class HttpPushSource:
         """Stop the own server and end `lines()`; idempotent."""
         self._queue.close()
         if self._server is not None:
-            self._server.shutdown()
+            if (
+                self._thread is not None
+            ):  # shutdown() waits for serve_forever, which a bound-only server never ran
+                self._server.shutdown()
             self._server.server_close()
             self._server = None
         if self._thread is not None:
@@ -374,6 +389,28 @@ def declared_length(value: str) -> int | None:
     if not value or len(value) > 19 or not value.isascii() or not value.isdigit():
         return None
     return int(value)
+
+
+def _handler(source: HttpPushSource) -> type[BaseHTTPRequestHandler]:
+    """The own server's handler: `/ingest` only, every method answered by the endpoint."""
+    endpoint = source.endpoint
+
+    class _Handler(BaseHTTPRequestHandler):
+        timeout = SOCKET_TIMEOUT_SECONDS  # a client that stalls mid-body cannot hold a thread forever
+
+        def do_POST(self) -> None:
+            if self.path.split("?", 1)[0] != INGEST_PATH:
+                self.send_error(404)
+                return
+            endpoint.serve(self)
+
+        # other methods get the endpoint's 405 (as when mounted), not http.server's 501
+        do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
+
+        def log_message(self, format: str, *args: object) -> None:
+            log.debug(format, *args)
+
+    return _Handler
 
 
 def _is_json_object(data: bytes) -> bool:
