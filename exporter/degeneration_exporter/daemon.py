@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +25,12 @@ from .pipeline import SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sources.base import Source
 from .sources.file_tail import FileTailSource
-from .sources.http_push import HttpPushSource
+from .sources.http_push import HttpPushSource, Reply
 from .sources.stdin import StdinSource
 from .web import (
     BasicAuth,
     FlaggedSample,
+    GuardedRoute,
     LandingView,
     Request,
     Response,
@@ -61,15 +63,23 @@ def build_classifier(settings: Settings) -> Classifier:
     return Classifier(settings.classify.model_copy(update={"detector_params": params}))
 
 
-def _ingest_route(source: HttpPushSource) -> Route:
-    """`POST /ingest` of a mounted http_push source, behind the main server's TLS and basic auth."""
+def _ingest_route(source: HttpPushSource) -> GuardedRoute:
+    """`POST /ingest` of a mounted http_push source, behind the main server's TLS and basic auth.
 
-    def ingest(request: Request) -> Response:
-        headers = dict(request.headers.items())
-        reply = source.endpoint.respond(request.method, headers, request.body)
+    The endpoint's preflight (bearer token, declared length) runs before the server reads the body.
+    """
+
+    def as_response(reply: Reply) -> Response:
         return Response(reply.status, reply.body, "application/json", reply.headers)
 
-    return ingest
+    def preflight(method: str, headers: Mapping[str, str]) -> Response | None:
+        refused = source.endpoint.preflight(method, headers)
+        return None if refused is None else as_response(refused)
+
+    def ingest(request: Request) -> Response:
+        return as_response(source.endpoint.handle(dict(request.headers.items()), request.body))
+
+    return GuardedRoute(ingest, preflight, source.config.max_body_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +175,6 @@ class Daemon:
             )
         source = HttpPushSource(config, mounted_on_host=self.settings.sinks.prometheus.host)
         routes[("POST", "/ingest")] = _ingest_route(source)
-        self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
         return source, ("/ingest",)
 
     def _build_web(self, routes: dict[tuple[str, str], Route]) -> tuple[WebServer, bool]:

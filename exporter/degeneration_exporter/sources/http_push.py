@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +27,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from ..errors import ConfigError
+from ..http_limits import LimitedHandler, LimitedServer, declared_length
 from .base import Line, Position, SourceStats
 from .file_tail.config import MAX_LINE_BYTES, MAX_QUEUE_LINES
 from .file_tail.reader import SKIPPED, LineSplitter
@@ -38,7 +39,6 @@ __all__ = [
     "HttpPushSource",
     "IngestEndpoint",
     "Reply",
-    "declared_length",
     "is_loopback",
     "require_token_off_loopback",
 ]
@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 
 ORIGIN = "http"
 INGEST_PATH = "/ingest"
-SOCKET_TIMEOUT_SECONDS = 30.0
 
 
 class HttpPushConfig(BaseModel):
@@ -236,12 +235,13 @@ class IngestEndpoint:
         refused = self.auth.refusal(headers)
         if refused is not None:
             return refused
-        length = _header(headers, "Content-Length")
-        if length is None:
+        header = _header(headers, "Content-Length")
+        if header is None:
             return _reply(411, "Content-Length is required")
-        if declared_length(length) is None:  # `str.isdigit` accepts "²", which int() refuses
+        length = declared_length(header)
+        if length is None:  # `str.isdigit` accepts "²", which int() refuses
             return _reply(400, "Content-Length must be a decimal number of bytes")
-        if int(length) > self.config.max_body_bytes:
+        if length > self.config.max_body_bytes:
             return self._too_large()
         return None
 
@@ -282,7 +282,7 @@ class IngestEndpoint:
         headers = {key: value for key, value in handler.headers.items()}
         reply = self.preflight(handler.command, headers)
         if reply is None:
-            body = handler.rfile.read(int(_header(headers, "Content-Length") or 0))
+            body = handler.rfile.read(declared_length(_header(headers, "Content-Length")) or 0)
             reply = self.handle(headers, body)
         else:
             handler.close_connection = True  # the unread body must not be taken for the next request
@@ -317,7 +317,7 @@ class HttpPushSource:
         self.stats = SourceStats()
         self._queue = LineQueue(config.queue_max_lines, self.stats)
         self.endpoint = IngestEndpoint(config, self._queue, self.stats)
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LimitedServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -337,16 +337,13 @@ class HttpPushSource:
         if self.config.listen_host is None or self._server is not None:
             return
         try:
-            self._server = ThreadingHTTPServer(
-                (self.config.listen_host, self.config.listen_port), _handler(self)
-            )
+            self._server = LimitedServer((self.config.listen_host, self.config.listen_port), _handler(self))
         except OSError as exc:
             where = f"{self.config.listen_host}:{self.config.listen_port}"
             field = f"sources.{self.name}.listen_port"
             raise ConfigError(
                 f"{field}: cannot listen on {where}: {exc.strerror or exc}", field=field
             ) from exc
-        self._server.daemon_threads = True
 
     def start(self) -> None:
         """Bind if needed and serve in a thread (no-op when mounted or already started)."""
@@ -383,32 +380,20 @@ class HttpPushSource:
             self._thread = None
 
 
-def declared_length(value: str) -> int | None:
-    """A Content-Length header's value as bytes, or None unless it is plain ASCII digits."""
-    value = value.strip()
-    if not value or len(value) > 19 or not value.isascii() or not value.isdigit():
-        return None
-    return int(value)
-
-
 def _handler(source: HttpPushSource) -> type[BaseHTTPRequestHandler]:
     """The own server's handler: `/ingest` only, every method answered by the endpoint."""
     endpoint = source.endpoint
 
-    class _Handler(BaseHTTPRequestHandler):
-        timeout = SOCKET_TIMEOUT_SECONDS  # a client that stalls mid-body cannot hold a thread forever
-
+    class _Handler(LimitedHandler):
         def do_POST(self) -> None:
             if self.path.split("?", 1)[0] != INGEST_PATH:
+                self.close_connection = True
                 self.send_error(404)
                 return
             endpoint.serve(self)
 
         # other methods get the endpoint's 405 (as when mounted), not http.server's 501
         do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
-
-        def log_message(self, format: str, *args: object) -> None:
-            log.debug(format, *args)
 
     return _Handler
 
