@@ -7,8 +7,8 @@ client sending one byte a second never trips. `http.server` is kept (no new depe
 
 * `LimitedServer`: at most `max_connections` connections served at once (the accept thread waits
   `SLOT_WAIT_S` for a slot, then answers 503 and closes without reading anything), a listen
-  backlog of `LISTEN_BACKLOG`, and a deadline per request, enforced by one reaper thread that shuts the socket down when it
-  passes (a blocked `recv` returns, the handler thread ends).
+  backlog of `LISTEN_BACKLOG`, and a deadline per request, enforced by one reaper thread that
+  shuts the socket down when it passes (a blocked `recv` returns, the handler thread ends).
 * `LimitedHandler`: the request line plus headers are at most `MAX_HEAD_BYTES` and
   `MAX_HEADER_COUNT` (431 beyond), unexpected errors are logged at debug, not printed.
 * `declared_length`: the one parser of `Content-Length` (`"²".isdigit()` is true, int("²") fails).
