@@ -212,7 +212,14 @@ class Daemon:
             wired.runner.start()
 
     def stop(self) -> None:
-        """Graceful stop: positions flushed, sinks closed, then the web server; idempotent."""
+        """Graceful stop: pushed lines drained, positions flushed, sinks closed, then the web server.
+
+        Push sources drain first (new pushes get 503, accepted ones are classified, each within its
+        `drain_timeout`), while every pipeline still runs; idempotent.
+        """
+        for wired in self._wired:
+            if isinstance(wired.runner.source, HttpPushSource):
+                wired.runner.source.drain()
         for wired in self._wired:
             wired.runner.stop()
         for sink in self._sinks:

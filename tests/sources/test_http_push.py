@@ -196,3 +196,26 @@ def test_a_content_length_that_is_not_ascii_digits_is_400_not_a_dropped_connecti
 
 def _bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def test_drain_refuses_new_pushes_and_waits_for_the_accepted_ones(source: HttpPushSource) -> None:
+    assert httpx.post(url(source), content=b"{}\n{}\n{}\n").status_code == 200
+    handled: list[bytes] = []
+
+    def consume() -> None:
+        for line in source.lines():
+            handled.append(line.data)
+
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    assert source.drain(timeout=10) == 0  # returns once all three were handled
+    assert handled == [b"{}"] * 3
+    refused = httpx.post(url(source), content=b"{}\n")
+    assert refused.status_code == 503 and "shutting down" in refused.json()["message"]
+    source.close()
+    consumer.join()
+
+
+def test_drain_without_a_consumer_reports_what_is_left(source: HttpPushSource) -> None:
+    assert httpx.post(url(source), content=b"{}\n{}\n").status_code == 200
+    assert source.drain(timeout=0.2) == 2

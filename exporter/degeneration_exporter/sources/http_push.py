@@ -16,6 +16,7 @@ import ipaddress
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -81,6 +82,13 @@ class HttpPushConfig(BaseModel):
         ge=timedelta(0),
         le=timedelta(minutes=5),
         description="How long a request waits for queue room before answering 503.",
+    )
+    drain_timeout: timedelta = Field(
+        timedelta(seconds=10),
+        ge=timedelta(0),
+        le=timedelta(minutes=5),
+        description="On a graceful stop, how long accepted lines still queued may take to be classified "
+        "(new pushes get 503 meanwhile); lines left after it are logged as lost.",
     )
 
     @field_validator("bearer_token")
@@ -225,6 +233,7 @@ class IngestEndpoint:
         self._queue = lines
         self._stats = stats
         self.auth = BearerToken.of(config)
+        self.draining = threading.Event()
         self._numbering = threading.Lock()
         self._line_no = 0
 
@@ -232,6 +241,8 @@ class IngestEndpoint:
         """Method, auth and declared length, before the body is read; None when it may be read."""
         if method != "POST":
             return _reply(405, "use POST with a JSONL body")
+        if self.draining.is_set():
+            return _reply(503, "shutting down; push to another replica or retry")
         refused = self.auth.refusal(headers)
         if refused is not None:
             return refused
@@ -266,6 +277,8 @@ class IngestEndpoint:
             first = self._line_no + 1
             self._line_no += len(records)
         lines = [Line(data, ORIGIN, first + i, None) for i, data in enumerate(records)]
+        if self.draining.is_set():  # checked again: the drain may have begun while the body was read
+            return _reply(503, "shutting down; push to another replica or retry")
         if not self._queue.put_all(lines, self.config.enqueue_timeout.total_seconds()):
             return _reply(503, "queue full; retry later")
         with self._stats.lock:
@@ -364,6 +377,31 @@ class HttpPushSource:
 
     def commit(self, position: Position) -> None:
         """Nothing to record: pushed lines are acknowledged when queued (docs/tailing.md)."""
+
+    def drain(self, timeout: float | None = None) -> int:
+        """Graceful stop, first half: refuse new pushes (503), wait until every accepted line was
+        handled by the pipeline or `timeout` (default `drain_timeout`) passed; returns lines left.
+
+        Why: a 200 promised the lines would be counted; the runner's stop would otherwise drop what
+        is still queued. Call before `close()`, while the pipeline still consumes. What is left is
+        logged (there is nowhere to put it back).
+        """
+        self.endpoint.draining.set()
+        wait = self.config.drain_timeout.total_seconds() if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while not self._queue.settled() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        left = self._queue.pending()
+        if left:
+            log.error(
+                "http_push source %s: %d accepted lines not classified within drain_timeout %.1f s; "
+                "they are lost",
+                self.name,
+                left,
+                wait,
+                extra={"source": self.name},
+            )
+        return left
 
     def close(self) -> None:
         """Stop the own server and end `lines()`; idempotent."""
