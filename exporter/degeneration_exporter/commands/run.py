@@ -25,6 +25,7 @@ from typing import Any
 from ..config import FileTailSourceConfig, Settings, check_state_paths, load_settings
 from ..daemon import Daemon
 from ..errors import ConfigError
+from ..sources.file_tail.descriptors import raise_soft_limit
 
 HELP = "Run the daemon: tail PATHS (or the config's sources), classify, serve /metrics."
 
@@ -161,6 +162,8 @@ def main(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    soft, hard = raise_soft_limit()  # before any tail sizes its descriptor budget (docs/tailing.md)
+    logging.getLogger(__name__).debug("RLIMIT_NOFILE soft %d hard %d", soft, hard)
     try:
         settings = settings_from_args(args)
         if not settings.sources:
