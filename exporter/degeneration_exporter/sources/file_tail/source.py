@@ -22,14 +22,20 @@ from ...errors import SourceError
 from ..base import Line, Position, SourceStats
 from ..line_queue import LineQueue, QueueClosed
 from .config import FileTailConfig
+from .discover import PathFilter
 from .identity import FileId
 from .ledger import CommitLedger
 from .positions import CorruptPositions, PositionEntry, PositionsLock, load_positions, save_positions
 from .tailer import FileTailer
+from .watch import DirectoryWatch, watched_directories
 
 __all__ = ["FileTailSource"]
 
 log = logging.getLogger(__name__)
+
+_MIN_GLOB_GAP_S = 0.05
+"""Glob passes triggered by directory events are at most this frequent (a burst of creates is one pass)."""
+_STOP_CHECK_S = 0.1
 
 
 class FileTailSource:
@@ -60,6 +66,7 @@ class FileTailSource:
         self._tailer = FileTailer(
             config, self._ledger, self.stats, self._queue.put, clock=time.monotonic, wall_clock=time.time
         )
+        self._watch: DirectoryWatch | None = None
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
         self._checkpoint_lock = threading.Lock()
@@ -119,6 +126,8 @@ class FileTailSource:
         for thread in self._threads:
             thread.join()
         self._tailer.close()
+        if self._watch is not None:
+            self._watch.close()
         if self._threads:
             self.checkpoint()
         if self._lock is not None:
@@ -138,6 +147,8 @@ class FileTailSource:
     def _read_forever(self) -> None:
         poll = self.config.poll_interval.total_seconds()
         glob_every = self.config.glob_interval.total_seconds()
+        ignored = PathFilter((), self.config.ignore_names)
+        watch = self._watch = DirectoryWatch(lambda name: not ignored.is_excluded(name))
         next_glob = 0.0
         first = True
         while not self._stop.is_set():
@@ -145,6 +156,7 @@ class FileTailSource:
             try:
                 if time.monotonic() >= next_glob:
                     self._tailer.discover()
+                    watch.update(watched_directories(self.config.include))
                     next_glob = time.monotonic() + glob_every
                     if first:  # persist the start decisions (start_at) before any line goes out
                         first = False
@@ -157,8 +169,22 @@ class FileTailSource:
                 with self.stats.lock:
                     self.stats.read_errors += 1
             self._refresh_gauges()
-            if not more:
-                self._stop.wait(poll)
+            rest = 0.0 if more else min(poll, max(next_glob - time.monotonic(), 0.0))
+            if self._wait_for_work(watch, rest):
+                next_glob = min(next_glob, time.monotonic() + _MIN_GLOB_GAP_S)
+
+    def _wait_for_work(self, watch: DirectoryWatch, seconds: float) -> bool:
+        """Sleep up to `seconds` (slices, so `close()` is noticed); True when a file may have appeared."""
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if watch.wait(max(min(left, _STOP_CHECK_S), 0.0)):
+                return True
+            if not watch.available or not watch.watching:
+                self._stop.wait(max(left, 0.0))
+                return False
+            if left <= 0 or self._stop.is_set():
+                return False
 
     def _sync_forever(self) -> None:
         interval = self.config.sync_interval.total_seconds()
