@@ -16,7 +16,7 @@ from tests.sources.tailing import Consumer
 
 
 def _config(root: Path, include: str, **overrides: object) -> FileTailConfig:
-    return FileTailConfig(include=(str(root / include),), positions_file=None, **overrides)  # type: ignore[arg-type]
+    return FileTailConfig(include=(str(root / include),), positions_file=None, **overrides)
 
 
 def _line(tag: str, i: int) -> bytes:
