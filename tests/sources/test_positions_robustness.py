@@ -4,6 +4,7 @@ is not "corrupt" (issue 11, bugs 2 and 8): real files, a real FileTailSource, re
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
@@ -112,3 +113,31 @@ def test_healthz_reports_the_skipped_entry_without_a_path(tmp_path: Path) -> Non
         assert health.text == "degraded\nsource files: 1 invalid positions entry skipped\n"
         assert str(logs) not in health.text
         assert daemon.stop() == 0
+
+
+def _saved(path: Path | None) -> dict[str, int]:
+    assert path is not None
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return {Path(entry["path"]).name: entry["offset"] for entry in doc["files"]}
+
+
+@pytest.mark.parametrize("lines", [3, 3000])
+def test_progress_is_checkpointed_soon_after_start_and_after_a_large_batch(
+    tmp_path: Path, lines: int
+) -> None:
+    """A daemon killed faster than `sync_interval` (1 h here) must still keep its progress: 3 lines are
+    saved by the first sync (about 1 s after start), 3,000 by the batch trigger."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "a.jsonl"
+    log.write_bytes(_lines(lines, "a"))
+    config = fast_config(tmp_path, sync_interval=timedelta(hours=1))
+    source = FileTailSource(config)
+    consumer = Consumer(source)
+    consumer.wait_for(lines)
+    size = log.stat().st_size
+    wait_until(lambda: _saved(config.positions_file).get("a.jsonl") == size, 5, what="checkpoint")
+    consumer.stop()

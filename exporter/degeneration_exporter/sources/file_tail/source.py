@@ -36,6 +36,12 @@ log = logging.getLogger(__name__)
 _MIN_GLOB_GAP_S = 0.05
 """Glob passes triggered by directory events are at most this frequent (a burst of creates is one pass)."""
 _STOP_CHECK_S = 0.1
+FIRST_SYNC_S = 1.0
+"""The first checkpoint after start comes after at most this long (or `sync_interval` if shorter)."""
+BATCH_SYNC_LINES = 1000
+BATCH_SYNC_BYTES = 4 * 1024 * 1024
+"""A checkpoint is also written as soon as this many lines or bytes were committed since the last one,
+so a daemon killed faster than `sync_interval` (a crash loop) still keeps its progress."""
 
 
 class FileTailSource:
@@ -67,6 +73,9 @@ class FileTailSource:
             config, self._ledger, self.stats, self._queue.put, clock=time.monotonic, wall_clock=time.time
         )
         self._watch: DirectoryWatch | None = None
+        self._sync_soon = threading.Event()
+        self._since_sync = [0, 0]  # lines, bytes committed since the last checkpoint (reader thread only)
+        self._last_offsets: dict[str, int] = {}
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
         self._checkpoint_lock = threading.Lock()
@@ -78,8 +87,19 @@ class FileTailSource:
         yield from self._queue.lines()
 
     def commit(self, position: Position) -> None:
-        """Everything up to `position` was classified and counted; saved at the next sync."""
+        """Everything up to `position` was classified and counted; saved at the next sync, or at once
+        after a large batch (`BATCH_SYNC_LINES` / `BATCH_SYNC_BYTES`)."""
         self._ledger.commit(position.key, position.offset)
+        since = self._since_sync
+        previous = self._last_offsets.get(position.key, position.offset)
+        self._last_offsets[position.key] = position.offset
+        since[0] += 1
+        since[1] += max(position.offset - previous, 0)
+        if since[0] >= BATCH_SYNC_LINES or since[1] >= BATCH_SYNC_BYTES:
+            since[0] = since[1] = 0
+            if len(self._last_offsets) > 4096:
+                self._last_offsets.clear()
+            self._sync_soon.set()
 
     def checkpoint(self) -> None:
         """Write the positions file now (also done every `sync_interval` and on close).
@@ -122,6 +142,7 @@ class FileTailSource:
                 return
             self._closed = True
         self._stop.set()
+        self._sync_soon.set()
         self._queue.close()
         for thread in self._threads:
             thread.join()
@@ -188,9 +209,15 @@ class FileTailSource:
 
     def _sync_forever(self) -> None:
         interval = self.config.sync_interval.total_seconds()
-        while not self._stop.wait(interval):
+        wait = min(interval, FIRST_SYNC_S)
+        while True:
+            self._sync_soon.wait(wait)
+            if self._stop.is_set():
+                return
+            self._sync_soon.clear()
             self._refresh_gauges()  # also while the reader is blocked on a full queue
             self.checkpoint()
+            wait = interval
 
     def _refresh_gauges(self) -> None:
         lag = self._ledger.lag_bytes()
