@@ -27,7 +27,11 @@ __all__ = ["FileTailer"]
 log = logging.getLogger(__name__)
 
 MAX_CHUNKS_PER_POLL = 8
-"""Chunks read from one file per poll before moving to the next file (fairness across files)."""
+"""Chunks read from one file per call before `oldest_first` checks the queue again."""
+FAIR_QUANTUM_BYTES = 64 * 1024
+"""`read_order: fair` reads at most this many bytes (and `read_chunk_bytes`) from each file per turn,
+so files with equal write rates stay within one quantum of each other: fair by bytes, not by chunks
+(8 chunks of 1 MiB per turn let one of four equal files lag by 3,000 lines)."""
 
 
 @dataclass(slots=True)
@@ -79,6 +83,12 @@ class FileTailer:
         self.budget = budget if budget is not None else process_budget()
         self._open_fds = 0
         self._busy: FileId | None = None  # the file being polled: never evicted under its own read
+        self._turn = 0
+        fair = config.read_order == "fair"
+        self._chunk_bytes = (
+            min(config.read_chunk_bytes, FAIR_QUANTUM_BYTES) if fair else config.read_chunk_bytes
+        )
+        self._chunks_per_call = 1 if fair else MAX_CHUNKS_PER_POLL
 
     @property
     def files_watched(self) -> int:
@@ -112,6 +122,9 @@ class FileTailer:
         tracked_files = list(self._tracked.values())
         if drain:
             tracked_files.sort(key=lambda t: (t.opened_mtime_ns, t.path))
+        elif tracked_files:  # start each turn one file further, so no file is always served first
+            self._turn = (self._turn + 1) % len(tracked_files)
+            tracked_files = tracked_files[self._turn :] + tracked_files[: self._turn]
         for tracked in tracked_files:
             self._busy = tracked.file_id
             try:
@@ -294,8 +307,8 @@ class FileTailer:
 
     def _read_chunks(self, tracked: _Tracked) -> bool:
         assert tracked.fd is not None
-        for _ in range(MAX_CHUNKS_PER_POLL):
-            data = os.pread(tracked.fd, self.config.read_chunk_bytes, tracked.splitter.offset)
+        for _ in range(self._chunks_per_call):
+            data = os.pread(tracked.fd, self._chunk_bytes, tracked.splitter.offset)
             if not data:
                 return False
             self._count("bytes_read", len(data))
