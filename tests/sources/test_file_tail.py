@@ -525,3 +525,32 @@ def test_fair_read_order_keeps_equal_files_within_one_quantum_of_each_other(
     assert delivered == [size] * 4
     assert widest <= 2 * FAIR_QUANTUM_BYTES, widest  # was 8 chunks of 1 MiB: a file read whole first
     tailer.close()
+
+
+@pytest.mark.parametrize(
+    "follow, expected", [("within_root", {"inside", "real"}), ("always", {"inside", "real", "outside"})]
+)
+def test_symlinks_out_of_the_include_root_are_not_followed_by_default(
+    tmp_path: Path, logs: Path, follow: str, expected: set[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.jsonl").write_bytes(jsonl('{"f":"outside"}'))  # stands for /etc/passwd
+    (logs / "sub").mkdir()
+    (logs / "sub" / "target.jsonl.data").write_bytes(jsonl('{"f":"inside"}'))
+    (logs / "real.jsonl").write_bytes(jsonl('{"f":"real"}'))
+    (logs / "passwd.jsonl").symlink_to(elsewhere / "secret.jsonl")
+    (logs / "ok.jsonl").symlink_to(logs / "sub" / "target.jsonl.data")
+    manual = ManualTailer(fast_config(tmp_path, "logs/*.jsonl", follow_symlinks=follow))
+    assert {orjson.loads(data)["f"] for data in manual.step()} == expected
+    manual.tailer.close()
+
+
+def test_follow_symlinks_never_reads_no_link(tmp_path: Path, logs: Path) -> None:
+    (logs / "real.jsonl").write_bytes(jsonl('{"f":"real"}'))
+    (logs / "sub").mkdir()
+    (logs / "sub" / "t.data").write_bytes(jsonl('{"f":"link"}'))
+    (logs / "link.jsonl").symlink_to(logs / "sub" / "t.data")
+    manual = ManualTailer(fast_config(tmp_path, "logs/*.jsonl", follow_symlinks="never"))
+    assert manual.step() == [b'{"f":"real"}']
+    manual.tailer.close()

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from .discover import FollowSymlinks
 from .reader import DEFAULT_MAX_LINE_BYTES
 
 __all__ = [
@@ -67,6 +68,14 @@ class FileTailConfig(BaseModel):
     ignore_names: tuple[str, ...] = Field(
         DEFAULT_IGNORE_NAMES,
         description="File-name patterns never tailed (temp and partial files written before a rename).",
+    )
+    follow_symlinks: FollowSymlinks = Field(
+        "within_root",
+        description=(
+            "Which symlinks matched by `include` are followed: `within_root` only those whose target lies "
+            "under the pattern's fixed leading directory (a `passwd.jsonl -> /etc/passwd` link is not), "
+            "`always`, or `never`."
+        ),
     )
     start_at: StartAt = Field(
         "beginning",

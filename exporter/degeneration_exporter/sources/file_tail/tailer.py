@@ -96,7 +96,7 @@ class FileTailer:
 
     def discover(self) -> None:
         """Re-evaluate the globs: follow renames into watched names and open new files."""
-        found = discover_files(self.config.include, self._filter)
+        found = discover_files(self.config.include, self._filter, self.config.follow_symlinks)
         at_startup, self._first_discovery = self._first_discovery, False
         self._finished_gz &= found.keys()
         for file_id, seen in found.items():
