@@ -182,12 +182,14 @@ class Daemon:
         prometheus = self.settings.sinks.prometheus
         auth: BasicAuth | None = None
         context: ssl.SSLContext | None = None
+        mtls = False
         if self.settings.web.config_file is not None:
             web_config = load_web_config(self.settings.web.config_file)
             if web_config.basic_auth_users:
                 auth = BasicAuth(web_config.basic_auth_users)
             if web_config.tls_server_config is not None:
                 context = build_ssl_context(web_config.tls_server_config)
+                mtls = web_config.tls_server_config.client_auth_type == "RequireAndVerifyClientCert"
         try:
             server = WebServer(
                 (prometheus.host, prometheus.port),
@@ -195,6 +197,7 @@ class Daemon:
                 auth=auth,
                 ssl_context=context,
                 max_body_bytes=self._max_body_bytes,
+                require_client_cert=mtls,
             )
         except OSError as exc:
             message = f"sinks.prometheus.listen: cannot listen on {prometheus.listen}: {exc.strerror}"

@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "DISCARD_BODY_BYTES",
     "LISTEN_BACKLOG",
     "MAX_CONNECTIONS",
     "MAX_HEADER_COUNT",
@@ -50,6 +51,9 @@ SLOT_WAIT_S = 0.5
 MAX_HEAD_BYTES = 64 * 1024
 """Request line plus every header line, in bytes."""
 MAX_HEADER_COUNT = 64
+DISCARD_BODY_BYTES = 64 * 1024
+"""A refused request's body up to this size is read and dropped (its client then sees the answer and
+the connection stays usable); a bigger one is left unread and the connection closed."""
 REQUEST_DEADLINE_S = 30.0
 """Whole-request deadline: from the first byte of the request line to the last byte of the answer
 (for a kept-alive connection, the wait for the next request counts too)."""
@@ -218,6 +222,27 @@ class LimitedHandler(BaseHTTPRequestHandler):
             self.close_connection = True  # deadline reached (socket shut down) or the client went away
         finally:
             self.server.deadlines.disarm(self.connection)
+
+    def skip_body(self) -> None:
+        """Before a refusal: drop a small declared body, else mark the connection to be closed.
+
+        Why: closing a socket with unread bytes makes the kernel send a reset, and the client may lose
+        the answer; reading an unauthenticated 16 MiB body to avoid that is what bug 4 was about.
+        """
+        length = declared_length(self.headers.get("Content-Length")) if self.headers else None
+        if (
+            self.headers.get("Transfer-Encoding") is None
+            and length is not None
+            and length <= DISCARD_BODY_BYTES
+        ):
+            if length:
+                self.rfile.read(length)
+            return
+        if (
+            self.headers.get("Content-Length") is not None
+            or self.headers.get("Transfer-Encoding") is not None
+        ):
+            self.close_connection = True
 
     def parse_request(self) -> bool:
         if not super().parse_request():

@@ -297,6 +297,8 @@ class IngestEndpoint:
         if reply is None:
             body = handler.rfile.read(declared_length(_header(headers, "Content-Length")) or 0)
             reply = self.handle(headers, body)
+        elif isinstance(handler, LimitedHandler):
+            handler.skip_body()  # a small body is dropped, a big one left unread (connection closed)
         else:
             handler.close_connection = True  # the unread body must not be taken for the next request
         handler.send_response(reply.status)

@@ -94,9 +94,14 @@ class WebServer:
         max_body_bytes: int = 1024 * 1024,
         max_connections: int = MAX_CONNECTIONS,
         request_deadline_s: float = REQUEST_DEADLINE_S,
+        require_client_cert: bool = False,
     ) -> None:
+        """`require_client_cert`: mTLS, enforced per request so `/healthz` needs no certificate (the
+        context must then verify optionally, as `build_ssl_context` makes it)."""
         host, _ = listen
-        handler = _make_handler(dict(routes), auth, max_body_bytes)
+        handler = _make_handler(
+            dict(routes), auth, max_body_bytes, require_client_cert and ssl_context is not None
+        )
         server_cls: type[LimitedServer] = _TlsThreadingServer if ssl_context is not None else LimitedServer
         if ":" in host:
             ipv6 = {"address_family": socket.AF_INET6}
@@ -153,7 +158,7 @@ class _TlsThreadingServer(LimitedServer):
 
 
 def _make_handler(
-    routes: dict[tuple[str, str], Route], auth: BasicAuth | None, max_body_bytes: int
+    routes: dict[tuple[str, str], Route], auth: BasicAuth | None, max_body_bytes: int, require_cert: bool
 ) -> type[BaseHTTPRequestHandler]:
     known_paths = {path for _, path in routes}
 
@@ -172,25 +177,26 @@ def _make_handler(
 
         def _dispatch(self) -> None:
             url = urlsplit(self.path)
+            if require_cert and url.path not in OPEN_PATHS and not self._has_client_cert():
+                self._refuse(Response(403, b"client certificate required\n"))
+                return
             if (
                 auth is not None
                 and url.path not in OPEN_PATHS
                 and not auth.is_authorized(self.headers.get("Authorization"))
             ):
-                self._send(Response(401, b"Unauthorized\n", headers={"WWW-Authenticate": _CHALLENGE}))
+                self._refuse(Response(401, b"Unauthorized\n", headers={"WWW-Authenticate": _CHALLENGE}))
                 return
             method = "GET" if self.command == "HEAD" else self.command
             route = routes.get((method, url.path))
             if route is None:
                 status = 405 if url.path in known_paths else 404
-                self.close_connection = True  # whatever body came is not read
-                self._send(Response(status, b"Method Not Allowed\n" if status == 405 else b"Not Found\n"))
+                self._refuse(Response(status, b"Method Not Allowed\n" if status == 405 else b"Not Found\n"))
                 return
             if isinstance(route, GuardedRoute):
                 refused = route.preflight(self.command, dict(self.headers.items()))
                 if refused is not None:
-                    self.close_connection = True  # the unread body must not be taken for a request
-                    self._send(refused)
+                    self._refuse(refused)
                     return
             body = self._read_body(route, method)
             if body is None:
@@ -202,6 +208,15 @@ def _make_handler(
                 log.exception("route failed", extra={"path": url.path})
                 response = Response(500, b"Internal Server Error\n")
             self._send(response)
+
+        def _refuse(self, response: Response) -> None:
+            """Answer without reading a big body (the connection then closes; see `skip_body`)."""
+            self.skip_body()
+            self._send(response)
+
+        def _has_client_cert(self) -> bool:
+            connection = self.connection
+            return isinstance(connection, ssl.SSLSocket) and bool(connection.getpeercert())
 
         def _read_body(self, route: Route, method: str) -> bytes | None:
             """The body, read only for POST and only within the route's limit; None when refused."""
