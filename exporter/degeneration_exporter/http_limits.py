@@ -46,7 +46,7 @@ LISTEN_BACKLOG = 128
 """Pending connections the kernel queues (socketserver's default is 5)."""
 MAX_CONNECTIONS = 64
 """Connections served at once (one thread each); more get 503 from the accept thread."""
-SLOT_WAIT_S = 0.5
+SLOT_WAIT_S = 0.05
 """How long the accept thread waits for a free slot before the 503 (short requests free one fast)."""
 MAX_HEAD_BYTES = 64 * 1024
 """Request line plus every header line, in bytes."""
