@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 
 import httpx
 import pytest
-from degeneration_exporter.http_limits import LISTEN_BACKLOG, MAX_HEAD_BYTES
+from degeneration_exporter._http_limits import LISTEN_BACKLOG, MAX_HEAD_BYTES
 from degeneration_exporter.web import GuardedRoute, Request, Response, WebServer
 
 SEEN_BODIES: list[int] = []

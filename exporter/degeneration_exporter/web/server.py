@@ -7,7 +7,7 @@ reveals nothing but "ok" or "degraded" and source-level problems. TLS handshakes
 thread, never in the accept loop, so one slow client cannot stall scrapes.
 Before any body byte is read: basic auth, the route's own `preflight` (a push route's bearer token)
 and the declared `Content-Length` against the route's limit; GET routes never read a body at all.
-Connections, head size and the whole-request time are bounded by `http_limits` (docs/security.md).
+Connections, head size and the whole-request time are bounded by `_http_limits` (docs/security.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..http_limits import MAX_CONNECTIONS, REQUEST_DEADLINE_S, LimitedHandler, LimitedServer, declared_length
+from .._http_limits import MAX_CONNECTIONS, REQUEST_DEADLINE_S, LimitedHandler, LimitedServer, declared_length
 from .basic_auth import BasicAuth
 
 __all__ = ["OPEN_PATHS", "GuardedRoute", "Request", "Response", "Route", "WebServer"]
@@ -80,7 +80,7 @@ class WebServer:
     """Serves `routes` (keyed by (method, path)) on `listen`, with optional TLS and basic auth.
 
     `max_body_bytes` bounds the body of a POST route that is not a `GuardedRoute` (413 beyond it);
-    GET routes never read one. `max_connections` and `request_deadline_s` are `http_limits`'.
+    GET routes never read one. `max_connections` and `request_deadline_s` are `_http_limits`'.
     `start()` runs the server in a daemon thread; `address` gives the bound (host, port).
     """
 

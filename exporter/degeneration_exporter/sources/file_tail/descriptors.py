@@ -17,7 +17,7 @@ import threading
 __all__ = ["RESERVE", "DescriptorBudget", "process_budget", "raise_soft_limit"]
 
 RESERVE = 192
-"""Descriptors kept for everything but tailed files: two servers of 64 connections (http_limits),
+"""Descriptors kept for everything but tailed files: two servers of 64 connections (_http_limits),
 their listen sockets, positions files and locks, stdio, log handlers, imports; never below 16 files."""
 _MIN_FILES = 16
 
