@@ -411,6 +411,24 @@ CATALOG: tuple[MetricSpec, ...] = (
         example=0,
     ),
     _self(
+        "streams_evicted_total",
+        "counter",
+        "Open streamed responses closed (counted as finish_reason abort) to stay under "
+        "sources[].max_open_streams.",
+        "{stream}",
+        "degeneration.streams.evicted",
+        example=0,
+    ),
+    _self(
+        "streams_expired_total",
+        "counter",
+        "Open streamed responses closed (counted as finish_reason abort) after no chunk for "
+        "sources[].stream_idle_timeout, on a timer.",
+        "{stream}",
+        "degeneration.streams.expired",
+        example=0,
+    ),
+    _self(
         "label_overflow_total",
         "counter",
         "Label values folded into __other__ (or other) because the label's cap was reached.",

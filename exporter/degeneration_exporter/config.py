@@ -48,7 +48,7 @@ from pydantic_settings import (
 )
 
 from .classification.classify import ClassifierConfig
-from .classification.streams import DEFAULT_MAX_STREAM_CHARS
+from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS, DEFAULT_MAX_STREAM_CHARS
 from .detectors import DETECTORS
 from .errors import ConfigError
 from .formats import FORMATS, CustomFormatOptions
@@ -103,6 +103,20 @@ class _PipelineOptions(BaseModel):
         le=1024**3,
         description="Characters of text kept per open streamed response (chunk formats); later deltas "
         "still reach the detectors but are not kept, and are counted.",
+    )
+    max_open_streams: int = Field(
+        DEFAULT_MAX_OPEN_STREAMS,
+        ge=1,
+        le=1_000_000,
+        description="Streamed responses open at once (chunk formats); opening one more closes the least "
+        "recently active as abort, counted in streams_evicted_total.",
+    )
+    stream_idle_timeout: timedelta = Field(
+        DEFAULT_IDLE_TIMEOUT,
+        gt=timedelta(0),
+        le=timedelta(days=1),
+        description="A streamed response with no chunk this long is closed as abort, on a timer "
+        "(streams_expired_total).",
     )
 
     @field_validator("format")

@@ -135,6 +135,8 @@ class Daemon:
                     recent=recent,
                     keep_evidence=settings.web.landing_show_text,
                     max_stream_chars=config.max_stream_chars,
+                    max_open_streams=config.max_open_streams,
+                    stream_idle_timeout=config.stream_idle_timeout,
                 )
                 self._wired.append(_Wired(runner, config.type, patterns))
             self._web, self.tls = self._build_web(routes)

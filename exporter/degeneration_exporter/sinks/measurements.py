@@ -241,6 +241,8 @@ def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
             "queue_depth": stats.queue_depth,
             "source_read_errors_total": stats.read_errors,
             "stream_chars_truncated_total": stats.stream_chars_truncated,
+            "streams_evicted_total": stats.streams_evicted,
+            "streams_expired_total": stats.streams_expired,
         }
     out = [Measurement(_spec(metric), (name,), float(value)) for metric, value in plain.items()]
     reasons = dict.fromkeys(_REJECT_REASONS, 0) | rejected

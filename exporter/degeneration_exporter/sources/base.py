@@ -61,6 +61,8 @@ class SourceStats:
     queue_depth: int = 0
     read_errors: int = 0
     stream_chars_truncated: int = 0  # set by the pipeline: streamed text beyond max_stream_chars
+    streams_evicted: int = 0  # set by the pipeline: open streams closed to stay under max_open_streams
+    streams_expired: int = 0  # set by the pipeline: open streams closed after stream_idle_timeout
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
