@@ -27,8 +27,8 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from ..errors import ConfigError
 from .._http_limits import LimitedHandler, LimitedServer, declared_length
+from ..errors import ConfigError
 from .base import Line, Position, SourceStats
 from .file_tail.config import MAX_LINE_BYTES, MAX_QUEUE_LINES
 from .file_tail.reader import SKIPPED, LineSplitter
