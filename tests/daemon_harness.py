@@ -75,12 +75,15 @@ class DaemonProcess:
         stdin_pipe: bool = False,
         tls: ssl.SSLContext | None = None,
         auth: tuple[str, str] | None = None,
+        command_prefix: Sequence[str] = (),
     ) -> None:
+        """`command_prefix`: run the daemon under it, e.g. `prlimit --nofile=512:512 --`."""
         self.port = port or free_port()
         self.scheme = "https" if tls is not None else "http"
         self.client = httpx.Client(verify=tls if tls is not None else True, auth=auth, timeout=10)
         self.log_file = log_file
         command = [
+            *command_prefix,
             sys.executable,
             "-m",
             "degeneration_exporter",

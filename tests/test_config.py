@@ -334,3 +334,114 @@ def test_check_config_refuses_a_push_source_off_loopback_without_a_token(
     with_token = [dict(s, bearer_token="s3cret") for s in sources]
     path.write_text(yaml.safe_dump({"sources": with_token, "sinks": {"prometheus": {"listen": listen}}}))
     assert _check_config("--config", str(path)).returncode == 0
+
+
+@pytest.mark.parametrize("how", ["bearer_token", "bearer_token_file"])
+def test_an_empty_bearer_token_is_refused_by_check_config_and_run(tmp_path: Path, how: str) -> None:
+    """An empty Kubernetes secret key mounted as the token file must not authenticate anyone."""
+    secret = tmp_path / "token"
+    secret.write_text("\n")
+    source: dict[str, object] = {"type": "http_push", "name": "push", "listen_host": "0.0.0.0"}
+    source.update({"bearer_token": "  "} if how == "bearer_token" else {"bearer_token_file": str(secret)})
+    path = tmp_path / "push.yaml"
+    path.write_text(yaml.safe_dump({"sources": [source], "sinks": {"prometheus": {"listen": "127.0.0.1:1"}}}))
+    for done in (_check_config("--config", str(path)), _run_process("--config", str(path))):
+        assert done.returncode == 2, done.stderr
+        assert how in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_http_push_port_that_is_busy_exits_2_before_serving(tmp_path: Path) -> None:
+    import socket
+
+    from tests.daemon_harness import free_port
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        path = tmp_path / "push.yaml"
+        source = {"type": "http_push", "name": "push", "listen_host": "127.0.0.1", "listen_port": port}
+        path.write_text(yaml.safe_dump({"sources": [source]}))
+        done = _run_process("--config", str(path), "--listen", f"127.0.0.1:{free_port()}")
+    assert done.returncode == 2, done.stderr
+    assert f"sources.push.listen_port: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "serving" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "source, field",
+    [
+        ({"include": ["x"], "read_chunk_bytes": 1_000_000_000_000}, "sources.0.read_chunk_bytes"),
+        ({"include": ["x"], "max_line_bytes": 2**40}, "sources.0.max_line_bytes"),
+        ({"include": ["x"], "queue_max_lines": 10**9}, "sources.0.queue_max_lines"),
+        ({"include": ["x"], "poll_interval": 10**9}, "sources.0.poll_interval"),
+        ({"include": ["x"], "sync_interval": "P400D"}, "sources.0.sync_interval"),
+        ({"type": "http_push", "max_body_bytes": 2**40}, "sources.0.max_body_bytes"),
+        ({"type": "http_push", "enqueue_timeout": 10**7}, "sources.0.enqueue_timeout"),
+        ({"type": "stdin", "read_chunk_bytes": 2**40}, "sources.0.read_chunk_bytes"),
+    ],
+)
+def test_numeric_settings_have_upper_bounds(tmp_path: Path, source: dict[str, object], field: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"sources": [{"name": "a", **source}]}))
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    assert info.value.field == field
+
+
+def test_non_json_sources_in_the_environment_exits_2_naming_the_variable(tmp_path: Path) -> None:
+    env = {"DEGENERATION_SOURCES": "[{name: a"}
+    for done in (_check_config(env=env), _run_process_env(env, "--listen", "127.0.0.1:1")):
+        assert done.returncode == 2, done.stderr
+        assert "DEGENERATION_SOURCES" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_state_directory_that_is_a_file_is_refused_by_check_config_and_run(tmp_path: Path) -> None:
+    afile = tmp_path / "state-file"
+    afile.write_text("not a directory\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        yaml.safe_dump({"sources": [{"name": "a", "include": ["x"]}], "state": {"directory": str(afile)}})
+    )
+    for done in (
+        _check_config("--config", str(path)),
+        _run_process("--config", str(path), "--listen", "127.0.0.1:1"),
+    ):
+        assert done.returncode == 2, done.stderr
+        assert "state.directory" in done.stderr and "not a directory" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_unknown_degeneration_variables_are_warned_about(tmp_path: Path) -> None:
+    """A misspelt nested key is already an error (extra=forbid); a misspelt section was ignored."""
+    env = {"DEGENERATION_SINK__OTLP__ENABLED": "true", "DEGENERATION_LOG_LEVEL": "DEBUG"}
+    done = _check_config(env=env)
+    assert done.returncode == 0, done.stderr
+    assert "DEGENERATION_SINK__OTLP__ENABLED" in done.stderr and "DEGENERATION_LOG_LEVEL" in done.stderr
+    quiet = _check_config(env={"DEGENERATION_SINKS__PROMETHEUS__LISTEN": "127.0.0.1:1"})
+    assert "ignoring" not in quiet.stderr
+
+
+def test_nobody_with_an_unwritable_default_state_directory_gets_one_line_naming_it(tmp_path: Path) -> None:
+    from tests.daemon_harness import free_port
+    from tests.unprivileged import run_unprivileged, shared_dir
+
+    logs = shared_dir(tmp_path)
+    (logs / "a.jsonl").write_text("{}\n")
+    for argv in (["check-config"], ["run", str(logs / "*.jsonl"), "--listen", f"127.0.0.1:{free_port()}"]):
+        env = {"DEGENERATION_SOURCES": f'[{{"name": "a", "include": ["{logs}/*.jsonl"]}}]'}
+        done = run_unprivileged(argv, env=env if argv == ["check-config"] else None)
+        assert done.returncode == 2, done.stderr
+        assert "state.directory" in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def _run_process_env(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DEGENERATION_")}
+    return subprocess.run(
+        [sys.executable, "-m", "degeneration_exporter", "run", *argv],
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        timeout=60,
+    )

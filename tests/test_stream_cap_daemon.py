@@ -57,3 +57,26 @@ def test_long_stream_keeps_verdict_and_length_and_old_cap_key_only_warns(tmp_pat
         assert daemon.stop() == 0
     log = (tmp_path / "daemon.log").read_text(errors="replace")
     assert "'chunks': max_stream_chars is deprecated and ignored" in log
+
+
+def test_streams_never_finished_are_expired_on_a_timer_and_the_cap_is_a_setting(tmp_path: Path) -> None:
+    """No further chunk arrives: the timer alone closes and counts them (as abort); a cap of 3 open
+    streams evicts the least recently active and counts it."""
+    config = tmp_path / "config.yaml"
+    source = {
+        "name": "chunks",
+        "include": [f"{tmp_path}/*.jsonl"],
+        "format": "openai_chunk",
+        "positions_file": str(tmp_path / "p.json"),
+        "poll_interval": "PT0.1S",
+        "glob_interval": "PT0.2S",
+        "stream_idle_timeout": "PT1S",
+        "max_open_streams": 3,
+    }
+    config.write_bytes(orjson.dumps({"sources": [source]}))
+    with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
+        append(tmp_path / "s.jsonl", *(chunk_line(f"r{i}", "hello there, ") for i in range(5)))
+        samples = daemon.wait_for_total("degeneration_responses_total", 5, timeout=20, finish_reason="abort")
+        assert total(samples, "degeneration_streams_evicted_total", source="chunks") == 2
+        assert total(samples, "degeneration_streams_expired_total", source="chunks") == 3
+        assert daemon.stop() == 0

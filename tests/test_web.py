@@ -199,3 +199,50 @@ def test_bad_web_config_names_the_key(tmp_path: Path, content: str, field: str) 
     with pytest.raises(ConfigError) as info:
         load_web_config(path)
     assert info.value.field == field
+
+
+def test_mtls_covers_every_path_but_healthz(tmp_path: Path) -> None:
+    (tmp_path / "server").mkdir()
+    (tmp_path / "client").mkdir()
+    cert, key = self_signed_cert(tmp_path / "server")
+    client_cert, client_key = self_signed_cert(tmp_path / "client")  # self-signed: its own CA
+    web_config = tmp_path / "web.yml"
+    web_config.write_text(
+        f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+        f"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: {client_cert}\n"
+    )
+    loaded = load_web_config(web_config)
+    assert loaded.tls_server_config is not None
+    context = build_ssl_context(loaded.tls_server_config)
+    for server in _serve(ssl_context=context, require_client_cert=True):
+        anonymous = ssl.create_default_context(cafile=str(cert))
+        assert httpx.get(_url(server, "/healthz", "https"), verify=anonymous).status_code == 200
+        assert httpx.get(_url(server, "/metrics", "https"), verify=anonymous).status_code == 403
+        assert httpx.post(_url(server, "/ingest", "https"), content=b"x", verify=anonymous).status_code == 403
+        identified = ssl.create_default_context(cafile=str(cert))
+        identified.load_cert_chain(str(client_cert), str(client_key))
+        assert httpx.get(_url(server, "/metrics", "https"), verify=identified).status_code == 200
+        stranger = ssl.create_default_context(cafile=str(cert))
+        other_cert, other_key = self_signed_cert(tmp_path)  # a certificate no configured CA signed
+        stranger.load_cert_chain(str(other_cert), str(other_key))
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(_url(server, "/metrics", "https"), verify=stranger)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("min_version: TLS10", "TLS10 is not supported"),
+        ("min_version: TLS11", "TLS11 is not supported"),
+        ("cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]", "OpenSSL's default suites"),
+    ],
+)
+def test_toolkit_tls_options_python_cannot_honour_are_refused_clearly(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    cert, key = self_signed_cert(tmp_path)
+    path = tmp_path / "web.yml"
+    path.write_text(f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n  {content}\n")
+    with pytest.raises(ConfigError, match=message) as info:
+        load_web_config(path)
+    assert (info.value.field or "").startswith("web_config.tls_server_config.")

@@ -310,6 +310,33 @@ CATALOG: tuple[MetricSpec, ...] = (
         example=8,
     ),
     _self(
+        "files_open",
+        "gauge",
+        "Descriptors a file tail source holds open on its files now (at most files_open_budget in all).",
+        "{file}",
+        "degeneration.files_open",
+        example=8,
+    ),
+    _self(
+        "files_open_budget",
+        "gauge",
+        "Descriptors all file tails of the process may hold at once: RLIMIT_NOFILE (soft, raised to the "
+        "hard limit at start) minus a reserve for the servers and positions files; beyond it files are "
+        "read by opening and closing them in turn.",
+        "{file}",
+        "degeneration.files_open.budget",
+        example=832,
+    ),
+    _self(
+        "file_opens_deferred_total",
+        "counter",
+        "Opens of a tailed file put off to the next poll or glob pass because no descriptor of the "
+        "budget could be freed.",
+        "{open}",
+        "degeneration.file_opens_deferred",
+        example=0,
+    ),
+    _self(
         "file_rotations_total",
         "counter",
         "File rotations a source followed.",
@@ -372,6 +399,24 @@ CATALOG: tuple[MetricSpec, ...] = (
         "Lines read by a source and waiting to be classified (backpressure).",
         "{line}",
         "degeneration.queue.depth",
+        example=0,
+    ),
+    _self(
+        "streams_evicted_total",
+        "counter",
+        "Open streamed responses closed (counted as finish_reason abort) to stay under "
+        "sources[].max_open_streams.",
+        "{stream}",
+        "degeneration.streams.evicted",
+        example=0,
+    ),
+    _self(
+        "streams_expired_total",
+        "counter",
+        "Open streamed responses closed (counted as finish_reason abort) after no chunk for "
+        "sources[].stream_idle_timeout, on a timer.",
+        "{stream}",
+        "degeneration.streams.expired",
         example=0,
     ),
     _self(

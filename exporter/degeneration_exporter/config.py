@@ -18,6 +18,7 @@ line-size and queue bounds with each source (`sources[].max_line_bytes`, `queue_
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -44,10 +45,12 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     YamlConfigSettingsSource,
 )
 
 from .classification.classify import ClassifierConfig
+from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS
 from .detectors import DETECTORS
 from .errors import ConfigError
 from .formats import FORMATS, CustomFormatOptions
@@ -77,6 +80,9 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_FILE = Path("/etc/degeneration-exporter/config.yaml")
+ENV_PREFIX = "DEGENERATION_"
+
+log = logging.getLogger(__name__)
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -99,6 +105,7 @@ class _PipelineOptions(BaseModel):
     max_stream_chars: int | None = Field(
         None,
         ge=0,
+        le=1024**3,
         description="Deprecated and ignored: streamed responses keep no text (the detectors read every "
         "delta as it arrives). Still accepted so existing configs load; the daemon logs a warning.",
     )
@@ -123,6 +130,20 @@ class _PipelineOptions(BaseModel):
         None,
         description="Regular expression with a named group `model`, searched in each file's path; a "
         "record's own model wins, a path that does not match falls back to `model_name`.",
+    )
+    max_open_streams: int = Field(
+        DEFAULT_MAX_OPEN_STREAMS,
+        ge=1,
+        le=1_000_000,
+        description="Streamed responses open at once (chunk formats); opening one more closes the least "
+        "recently active as abort, counted in streams_evicted_total.",
+    )
+    stream_idle_timeout: timedelta = Field(
+        DEFAULT_IDLE_TIMEOUT,
+        gt=timedelta(0),
+        le=timedelta(days=1),
+        description="A streamed response with no chunk this long is closed as abort, on a timer "
+        "(streams_expired_total).",
     )
 
     @field_validator("format")
@@ -226,6 +247,13 @@ class StateConfig(BaseModel):
         json_schema_extra={"default_doc": "`$XDG_STATE_HOME/degeneration-exporter` (`~/.local/state/...`)"},
     )
 
+    @field_validator("directory")
+    @classmethod
+    def _not_a_file(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} exists and is not a directory")
+        return value
+
     def positions_file_for(self, source_name: str) -> Path:
         """The positions file a file_tail source uses when it names none itself."""
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in source_name)
@@ -264,7 +292,7 @@ class Settings(BaseSettings):
     """The whole daemon configuration (`check-config --print-effective` prints it)."""
 
     model_config = SettingsConfigDict(
-        env_prefix="DEGENERATION_",
+        env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
         frozen=True,
         extra="forbid",
@@ -382,13 +410,73 @@ def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] 
         config_file = DEFAULT_CONFIG_FILE
     if config_file is not None:
         _check_yaml_file(config_file)
+    for name in unknown_env_variables(os.environ):
+        log.warning("ignoring environment variable %s: no such setting (docs/configuration.md)", name)
     try:
         with _reading_yaml(config_file):
             settings = Settings(**dict(overrides or {}))
     except ValidationError as exc:
         raise _config_error(exc) from exc
+    except SettingsError as exc:  # a DEGENERATION_* list or mapping that is not JSON
+        raise _env_error(exc) from exc
     _check_unique_source_names(settings)
     return settings
+
+
+def unknown_env_variables(environ: Mapping[str, str]) -> list[str]:
+    """`DEGENERATION_*` names that set nothing (a typo is otherwise ignored silently).
+
+    Walks `SECTION__FIELD__...` through the models; below a field that is not a model (a mapping,
+    a list given as JSON) anything goes. Names are compared case-insensitively, as pydantic does.
+    """
+    unknown = []
+    for name in sorted(environ):
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        model: type[BaseModel] | None = Settings
+        for part in name[len(ENV_PREFIX) :].lower().split("__"):
+            if model is None:
+                break
+            fields = {key.lower(): info for key, info in model.model_fields.items()}
+            info = fields.get(part)
+            if info is None:
+                unknown.append(name)
+                break
+            options = get_args(info.annotation) or (info.annotation,)
+            model = next((t for t in options if isinstance(t, type) and issubclass(t, BaseModel)), None)
+    return unknown
+
+
+def _env_error(exc: SettingsError) -> ConfigError:
+    """`error parsing value for field "sources" from source ...` -> `DEGENERATION_SOURCES: ...`."""
+    text = str(exc)
+    field = text.split('field "', 1)[1].split('"', 1)[0] if 'field "' in text else ""
+    variable = f"{ENV_PREFIX}{field.upper()}" if field else f"{ENV_PREFIX}*"
+    return ConfigError(f"{variable}: not valid JSON ({text})", field=variable)
+
+
+def check_state_paths(settings: Settings) -> None:
+    """Raise ConfigError unless every file_tail source can create and lock its positions file.
+
+    Why apart from the models: it depends on the machine, not the text (the default
+    `~/.local/state` of a `nobody` user with no home is unwritable). `run` and `check-config`
+    both call it, so `check-config` refuses what `run` would.
+    """
+    for source in settings.sources:
+        if not isinstance(source, FileTailSourceConfig):
+            continue
+        if source.positions_file is None:
+            field, folder = "state.directory", settings.state.directory
+        else:
+            field, folder = f"sources.{source.name}.positions_file", source.positions_file.parent
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise ConfigError(f"{field}: {existing} is not a directory", field=field)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            what = "" if existing == folder else f" (to create {folder})"
+            raise ConfigError(f"{field}: {existing} is not writable{what}", field=field)
 
 
 def _check_yaml_file(path: Path) -> None:

@@ -15,6 +15,7 @@ import glob
 import logging
 import os
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,18 +29,19 @@ from .config import (
     Settings,
     StdinSourceConfig,
 )
-from .errors import ConfigError, PositionsInUse
+from .errors import ConfigError, PositionsInUse, SourceError
 from .formats._genai import split_otlp_request
 from .pipeline import PathLabels, SourceRunner
 from .sinks.prometheus import PrometheusSink
 from .sinks.samples import SampleStore
 from .sources.base import Source
 from .sources.file_tail import FileTailSource
-from .sources.http_push import HttpPushSource, IngestEndpoint
+from .sources.http_push import HttpPushSource, IngestEndpoint, Reply
 from .sources.otlp_receiver import LOGS_PATH, TRACES_PATH, OtlpEndpoint, OtlpReceiverSource
 from .sources.stdin import StdinSource
 from .web import (
     BasicAuth,
+    GuardedRoute,
     LandingView,
     Request,
     Response,
@@ -76,29 +78,48 @@ def path_labels(config: Any) -> PathLabels:
     return PathLabels(config.run, config.model_name, config.run_from_path, config.model_from_path)
 
 
-def _ingest_route(endpoint: IngestEndpoint) -> Route:
-    """`POST /ingest` of a mounted http_push source, behind the main server's TLS and basic auth."""
+def _ingest_route(endpoint: IngestEndpoint, max_body_bytes: int) -> GuardedRoute:
+    """`POST /ingest` of a mounted http_push source, behind the main server's TLS and basic auth.
 
-    def ingest(request: Request) -> Response:
-        headers = dict(request.headers.items())
-        reply = endpoint.respond(request.method, headers, request.body)
+    The endpoint's preflight (bearer token, declared length) runs before the server reads the body.
+    """
+
+    def as_response(reply: Reply) -> Response:
         return Response(reply.status, reply.body, "application/json", reply.headers)
 
-    return ingest
+    def preflight(method: str, headers: Mapping[str, str]) -> Response | None:
+        refused = endpoint.preflight(method, headers)
+        return None if refused is None else as_response(refused)
+
+    def ingest(request: Request) -> Response:
+        return as_response(endpoint.handle(dict(request.headers.items()), request.body))
+
+    return GuardedRoute(ingest, preflight, max_body_bytes)
 
 
-def _otlp_route(endpoint: OtlpEndpoint) -> Route:
-    """`POST /v1/logs` and `/v1/traces` of a mounted otlp source, behind the main server's TLS and auth."""
+def _otlp_route(endpoint: OtlpEndpoint, max_body_bytes: int) -> GuardedRoute:
+    """`POST /v1/logs` and `/v1/traces` of a mounted otlp source, behind the main server's TLS and auth.
 
-    def receive(request: Request) -> Response:
-        headers = dict(request.headers.items())
-        reply = endpoint.respond(request.method, request.path, headers, request.body)
+    As for /ingest, the endpoint's preflight (bearer token, declared length, encoding) runs before the
+    server reads the body.
+    """
+
+    def as_response(reply: Reply) -> Response:
         extra = {k: v for k, v in reply.headers.items() if k != "Content-Type"}
         return Response(
             reply.status, reply.body, reply.headers.get("Content-Type", "application/json"), extra
         )
 
-    return receive
+    def preflight(method: str, headers: Mapping[str, str]) -> Response | None:
+        refused = endpoint.preflight(method, headers)
+        return None if refused is None else as_response(refused)
+
+    def receive(request: Request) -> Response:
+        return as_response(
+            endpoint.respond(request.method, request.path, dict(request.headers.items()), request.body)
+        )
+
+    return GuardedRoute(receive, preflight, max_body_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +160,7 @@ class Daemon:
         self._max_body_bytes = 1024 * 1024
         routes: dict[tuple[str, str], Route] = {
             ("GET", "/"): self._landing,
-            ("GET", "/healthz"): lambda _request: Response(200, b"ok\n"),
+            ("GET", "/healthz"): self._healthz,
         }
         if web.samples_per_kind:
             routes.update(SamplesPages(self.samples).routes())
@@ -161,6 +182,8 @@ class Daemon:
                     tuple(self._sinks),
                     custom_fields=config.fields,
                     labels=path_labels(config),
+                    max_open_streams=config.max_open_streams,
+                    stream_idle_timeout=config.stream_idle_timeout,
                 )
                 if config.max_stream_chars is not None:
                     log.warning(
@@ -181,7 +204,9 @@ class Daemon:
         self, config: Any, routes: dict[tuple[str, str], Route]
     ) -> tuple[Source, tuple[str, ...]]:
         if isinstance(config, FileTailSourceConfig):
+            field = f"sources.{config.name}.positions_file"
             if config.positions_file is None:
+                field = "state.directory"
                 positions = self.settings.state.positions_file_for(config.name)
                 config = config.model_copy(update={"positions_file": positions})
             try:
@@ -189,13 +214,17 @@ class Daemon:
             except PositionsInUse as exc:
                 field = f"sources.{config.name}.positions_file"
                 raise ConfigError(f"{field}: {exc}", field=field) from exc
+            except SourceError as exc:  # unreadable positions, unwritable state directory: not corrupt
+                raise ConfigError(f"{field}: {exc}", field=field) from exc
         if isinstance(config, StdinSourceConfig):
             return StdinSource(config), ("-",)
         if isinstance(config, OtlpSourceConfig):
             return self._build_otlp(config, routes)
         assert isinstance(config, HttpPushSourceConfig)
         if config.listen_host is not None:
-            return HttpPushSource(config), (f"http://{config.listen_host}:{config.listen_port}/ingest",)
+            own = HttpPushSource(config)
+            own.bind()  # a busy port is exit 2 now, not a thread dying after "serving"
+            return own, (f"http://{config.listen_host}:{config.listen_port}/ingest",)
         if ("POST", "/ingest") in routes:
             raise ConfigError(
                 "only one http_push source can be mounted on the main server's /ingest",
@@ -203,8 +232,7 @@ class Daemon:
             )
         source = HttpPushSource(config, mounted_on_host=self.settings.sinks.prometheus.host)
         assert isinstance(source.endpoint, IngestEndpoint)
-        routes[("POST", "/ingest")] = _ingest_route(source.endpoint)
-        self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
+        routes[("POST", "/ingest")] = _ingest_route(source.endpoint, config.max_body_bytes)
         return source, ("/ingest",)
 
     def _build_otlp(
@@ -214,7 +242,9 @@ class Daemon:
         paths = (LOGS_PATH, TRACES_PATH)
         if config.listen_host is not None:
             base = f"http://{config.listen_host}:{config.listen_port}"
-            return OtlpReceiverSource(config, split_otlp_request), tuple(base + path for path in paths)
+            own = OtlpReceiverSource(config, split_otlp_request)
+            own.bind()  # a busy port is exit 2 now, not a thread dying after "serving"
+            return own, tuple(base + path for path in paths)
         if any(("POST", path) in routes for path in paths):
             raise ConfigError(
                 "only one otlp source can be mounted on the main server's /v1/logs and /v1/traces",
@@ -224,8 +254,7 @@ class Daemon:
         source = OtlpReceiverSource(config, split_otlp_request, mounted_on_host=host)
         assert isinstance(source.endpoint, OtlpEndpoint)
         for path in paths:
-            routes[("POST", path)] = _otlp_route(source.endpoint)
-        self._max_body_bytes = max(self._max_body_bytes, config.max_body_bytes)
+            routes[("POST", path)] = _otlp_route(source.endpoint, config.max_body_bytes)
         return source, paths
 
     def _build_web(self, routes: dict[tuple[str, str], Route]) -> tuple[WebServer, bool]:
@@ -233,12 +262,14 @@ class Daemon:
         prometheus = self.settings.sinks.prometheus
         auth: BasicAuth | None = None
         context: ssl.SSLContext | None = None
+        mtls = False
         if self.settings.web.config_file is not None:
             web_config = load_web_config(self.settings.web.config_file)
             if web_config.basic_auth_users:
                 auth = BasicAuth(web_config.basic_auth_users)
             if web_config.tls_server_config is not None:
                 context = build_ssl_context(web_config.tls_server_config)
+                mtls = web_config.tls_server_config.client_auth_type == "RequireAndVerifyClientCert"
         try:
             server = WebServer(
                 (prometheus.host, prometheus.port),
@@ -246,6 +277,7 @@ class Daemon:
                 auth=auth,
                 ssl_context=context,
                 max_body_bytes=self._max_body_bytes,
+                require_client_cert=mtls,
             )
         except OSError as exc:
             message = f"sinks.prometheus.listen: cannot listen on {prometheus.listen}: {exc.strerror}"
@@ -263,7 +295,14 @@ class Daemon:
             wired.runner.start()
 
     def stop(self) -> None:
-        """Graceful stop: positions flushed, sinks closed, then the web server; idempotent."""
+        """Graceful stop: pushed lines drained, positions flushed, sinks closed, then the web server.
+
+        Push sources (http_push and otlp) drain first (new pushes get 503, accepted ones are
+        classified, each within its `drain_timeout`), while every pipeline still runs; idempotent.
+        """
+        for wired in self._wired:
+            if isinstance(wired.runner.source, HttpPushSource):
+                wired.runner.source.drain()
         for wired in self._wired:
             wired.runner.stop()
         for sink in self._sinks:
@@ -274,6 +313,20 @@ class Daemon:
         self._web.stop()
 
     # -- routes ------------------------------------------------------------------------------------
+
+    def _healthz(self, _request: Request) -> Response:
+        """200 always (a restart fixes none of these), `ok` or `degraded` with each source's problems.
+
+        Problems name a source and a condition, never a path: the endpoint needs no credentials.
+        """
+        problems = [
+            f"source {wired.runner.source.name}: {problem}"
+            for wired in self._wired
+            for problem in getattr(wired.runner.source, "problems", ())
+        ]
+        if not problems:
+            return Response(200, b"ok\n")
+        return Response(200, ("degraded\n" + "".join(f"{p}\n" for p in problems)).encode())
 
     def _metrics(self, request: Request) -> Response:
         """OpenMetrics with exemplars when the scraper asks for it, gzip when accepted."""

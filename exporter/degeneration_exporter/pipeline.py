@@ -21,10 +21,11 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
 from .classification.classify import Classifier
 from .classification.result import Classification
-from .classification.streams import StreamAssembler
+from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS, StreamAssembler
 from .errors import EncodingError, LineTooLong, RecordError, RejectReason
 from .formats.custom import CustomFormatOptions
 from .formats.lines import LineParser
@@ -96,6 +97,8 @@ class LinePipeline:
         custom_fields: CustomFormatOptions | None = None,
         labels: PathLabels | None = None,
         await_usage: bool = False,
+        max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
+        stream_idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self._format_name = format_name
         self._fixed_parser = LineParser(format_name, custom_fields) if format_name is not None else None
@@ -103,7 +106,12 @@ class LinePipeline:
         self._parsers_lock = threading.Lock()  # the landing page lists formats while lines are parsed
         self._classifier = classifier
         self._on_reject = on_reject
-        self.streams = StreamAssembler(classifier, await_usage=await_usage)
+        self.streams = StreamAssembler(
+            classifier,
+            await_usage=await_usage,
+            max_open_streams=max_open_streams,
+            idle_timeout=stream_idle_timeout,
+        )
         self._labels = labels if labels is not None and not labels.empty else None
         self._label_cache: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
         self._last_origin: str | None = None
@@ -146,6 +154,10 @@ class LinePipeline:
         except Exception as exc:  # a format or detector bug costs this line only (style.md §8)
             self._on_reject("internal", line, exc)
         return [self._stamp(result, line.origin, line.line_no) for result in out]
+
+    def expire(self) -> list[Classification]:
+        """Streams idle past the timeout (ABORT), and finished ones done waiting for usage, now."""
+        return [self._stamp(result, self._last_origin, None) for result in self.streams.expire()]
 
     def close(self) -> list[Classification]:
         """Responses still streaming cannot finish now: classified as aborted (no completing line)."""
@@ -239,6 +251,8 @@ class SourceRunner:
         *,
         custom_fields: CustomFormatOptions | None = None,
         labels: PathLabels | None = None,
+        max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
+        stream_idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self.source = source
         self.counts = LineCounts()
@@ -249,8 +263,15 @@ class SourceRunner:
             self._reject,
             custom_fields=custom_fields,
             labels=labels,
+            max_open_streams=max_open_streams,
+            stream_idle_timeout=stream_idle_timeout,
         )
         self._sinks = tuple(sinks)
+        # Streams never finished are expired on a timer too, not only when another chunk arrives
+        # (1,000 open streams held 301 MB for 400 s): a second thread, so the pipeline is locked.
+        self._expire_every = min(max(stream_idle_timeout.total_seconds() / 4, 0.05), 5.0)
+        self._handle_lock = threading.Lock()
+        self._expiry: threading.Thread | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -262,11 +283,30 @@ class SourceRunner:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"pipeline[{self.source.name}]", daemon=True)
         self._thread.start()
+        name = f"pipeline[{self.source.name}].expiry"
+        self._expiry = threading.Thread(target=self._expire_forever, name=name, daemon=True)
+        self._expiry.start()
+
+    def expire_streams(self) -> None:
+        """Close the streams idle for `stream_idle_timeout` (ABORT) and count them now."""
+        with self._handle_lock:
+            try:
+                for result in self._pipeline.expire():
+                    self._emit(result)
+            except Exception:
+                log.exception("expiring open streams failed", extra={"source": self.source.name})
+            self._note_streams()
+
+    def _expire_forever(self) -> None:
+        while not self._stopping.wait(self._expire_every):
+            self.expire_streams()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop after the current line, close the source (its positions are written), join."""
         self._stopping.set()
         self.source.close()
+        if self._expiry is not None:
+            self._expiry.join(timeout)
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -293,14 +333,25 @@ class SourceRunner:
 
     def handle(self, line: Line) -> None:
         """Parse, classify, emit and commit one line; never raises."""
-        results = self._pipeline.process(line)
-        try:
-            for result in results:
-                self._emit(result)
-        except Exception as exc:  # a sink bug costs this line, never the daemon (style.md §8)
-            self._reject("internal", line, exc)
+        with self._handle_lock:
+            results = self._pipeline.process(line)
+            try:
+                for result in results:
+                    self._emit(result)
+            except Exception as exc:  # a sink bug costs this line, never the daemon (style.md §8)
+                self._reject("internal", line, exc)
+            self._note_streams()
         if line.position is not None:
             self.source.commit(line.position)
+
+    def _note_streams(self) -> None:
+        """Publish the assembler's evicted and expired streams (a scrape reads them)."""
+        counts = self._pipeline.streams.stats
+        stats = self.source.stats
+        if (counts.evicted, counts.idle_closed) != (stats.streams_evicted, stats.streams_expired):
+            with stats.lock:
+                stats.streams_evicted = counts.evicted
+                stats.streams_expired = counts.idle_closed
 
     def _emit(self, result: Classification) -> None:
         for sink in self._sinks:

@@ -489,3 +489,68 @@ def test_inode_of_a_deleted_file_reused_in_process_starts_at_zero(tmp_path: Path
         pytest.skip("this filesystem did not reuse the inode")
     assert manual.step() == [b'{"a":1}', b'{"b":2}']
     manual.tailer.close()
+
+
+def test_fair_read_order_keeps_equal_files_within_one_quantum_of_each_other(
+    tmp_path: Path, logs: Path
+) -> None:
+    """Fair by bytes: four equal files are read in turns of at most FAIR_QUANTUM_BYTES each, so at no
+    moment is one file more than a quantum ahead of another (measured at every line handed out)."""
+    import time
+
+    from degeneration_exporter.sources.base import Line, SourceStats
+    from degeneration_exporter.sources.file_tail.ledger import CommitLedger
+    from degeneration_exporter.sources.file_tail.tailer import FAIR_QUANTUM_BYTES, FileTailer
+
+    record = '{"f":%d,"i":%d,"pad":"' + "p" * 200 + '"}'
+    for f in range(4):
+        (logs / f"gen_{f}.jsonl").write_bytes(jsonl(*(record % (f, i) for i in range(5000))))
+    size = (logs / "gen_0.jsonl").stat().st_size
+    delivered = [0, 0, 0, 0]
+    widest = 0
+
+    def emit(line: Line) -> None:
+        nonlocal widest
+        delivered[orjson.loads(line.data)["f"]] += len(line.data) + 1
+        if min(delivered) < size * 0.99:  # while every file still has bytes to give
+            widest = max(widest, max(delivered) - min(delivered))
+
+    config = fast_config(tmp_path, read_order="fair")  # read_chunk_bytes: the 1 MiB default
+    tailer = FileTailer(
+        config, CommitLedger(None), SourceStats(), emit, clock=time.time, wall_clock=time.time
+    )
+    tailer.discover()
+    while tailer.poll():
+        pass
+    assert delivered == [size] * 4
+    assert widest <= 2 * FAIR_QUANTUM_BYTES, widest  # was 8 chunks of 1 MiB: a file read whole first
+    tailer.close()
+
+
+@pytest.mark.parametrize(
+    "follow, expected", [("within_root", {"inside", "real"}), ("always", {"inside", "real", "outside"})]
+)
+def test_symlinks_out_of_the_include_root_are_not_followed_by_default(
+    tmp_path: Path, logs: Path, follow: str, expected: set[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.jsonl").write_bytes(jsonl('{"f":"outside"}'))  # stands for /etc/passwd
+    (logs / "sub").mkdir()
+    (logs / "sub" / "target.jsonl.data").write_bytes(jsonl('{"f":"inside"}'))
+    (logs / "real.jsonl").write_bytes(jsonl('{"f":"real"}'))
+    (logs / "passwd.jsonl").symlink_to(elsewhere / "secret.jsonl")
+    (logs / "ok.jsonl").symlink_to(logs / "sub" / "target.jsonl.data")
+    manual = ManualTailer(fast_config(tmp_path, "logs/*.jsonl", follow_symlinks=follow))
+    assert {orjson.loads(data)["f"] for data in manual.step()} == expected
+    manual.tailer.close()
+
+
+def test_follow_symlinks_never_reads_no_link(tmp_path: Path, logs: Path) -> None:
+    (logs / "real.jsonl").write_bytes(jsonl('{"f":"real"}'))
+    (logs / "sub").mkdir()
+    (logs / "sub" / "t.data").write_bytes(jsonl('{"f":"link"}'))
+    (logs / "link.jsonl").symlink_to(logs / "sub" / "t.data")
+    manual = ManualTailer(fast_config(tmp_path, "logs/*.jsonl", follow_symlinks="never"))
+    assert manual.step() == [b'{"f":"real"}']
+    manual.tailer.close()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -139,3 +141,81 @@ def test_respond_serves_a_server_that_already_read_the_body() -> None:
     assert endpoint.respond("POST", {"authorization": "Bearer t"}, body).status == 411
     assert drain(pushed, 1) == [b'{"r":1}']
     pushed.close()
+
+
+@pytest.mark.parametrize("token", ["", "   ", "\n"])
+def test_an_empty_or_blank_bearer_token_is_a_config_error(token: str) -> None:
+    with pytest.raises(ValueError, match="empty or whitespace"):
+        HttpPushConfig(listen_host="0.0.0.0", bearer_token=SecretStr(token))
+
+
+def test_an_empty_token_file_is_a_config_error_naming_the_field(tmp_path: Path) -> None:
+    secret = tmp_path / "token"
+    secret.write_text("\n")  # an empty Kubernetes secret key, mounted
+    with pytest.raises(ConfigError) as raised:
+        HttpPushSource(HttpPushConfig(listen_host="0.0.0.0", listen_port=0, bearer_token_file=secret))
+    assert raised.value.field == "sources.http.bearer_token_file"
+    assert "holds no token" in str(raised.value)
+
+
+def test_a_token_file_emptied_while_running_refuses_every_push(tmp_path: Path) -> None:
+    secret = tmp_path / "token"
+    secret.write_text("first\n")
+    pushed = HttpPushSource(HttpPushConfig(listen_port=0, bearer_token_file=secret))
+    pushed.start()
+    try:
+        assert httpx.post(url(pushed), content=b"{}\n", headers=_bearer("first")).status_code == 200
+        secret.write_text("second-token\n")  # rotated: the old one stops working
+        assert httpx.post(url(pushed), content=b"{}\n", headers=_bearer("first")).status_code == 401
+        assert httpx.post(url(pushed), content=b"{}\n", headers=_bearer("second-token")).status_code == 200
+        secret.write_text("\n")  # emptied: nobody gets in, an empty Bearer least of all
+        for headers in ({"Authorization": "Bearer"}, _bearer("second-token"), {}):
+            assert httpx.post(url(pushed), content=b"{}\n", headers=headers).status_code == 503
+        secret.write_text("third\n")
+        assert httpx.post(url(pushed), content=b"{}\n", headers=_bearer("third")).status_code == 200
+        assert pushed.stats.lines_read == 3
+    finally:
+        pushed.close()
+
+
+def test_a_content_length_that_is_not_ascii_digits_is_400_not_a_dropped_connection() -> None:
+    pushed = HttpPushSource(HttpPushConfig(listen_port=0))
+    pushed.start()
+    try:
+        assert pushed.address is not None
+        for value in ("\u00b2".encode(), b"-1", b"1e3", b" "):
+            with socket.create_connection(pushed.address, timeout=5) as sock:
+                head = b"POST /ingest HTTP/1.1\r\nHost: x\r\nContent-Length: " + value
+                sock.sendall(head + b"\r\n\r\n{}\n")
+                answer = sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), (value, answer)
+        assert httpx.post(url(pushed), content=b"{}\n").status_code == 200  # the server is still there
+    finally:
+        pushed.close()
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_drain_refuses_new_pushes_and_waits_for_the_accepted_ones(source: HttpPushSource) -> None:
+    assert httpx.post(url(source), content=b"{}\n{}\n{}\n").status_code == 200
+    handled: list[bytes] = []
+
+    def consume() -> None:
+        for line in source.lines():
+            handled.append(line.data)
+
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    assert source.drain(timeout=10) == 0  # returns once all three were handled
+    assert handled == [b"{}"] * 3
+    refused = httpx.post(url(source), content=b"{}\n")
+    assert refused.status_code == 503 and "shutting down" in refused.json()["message"]
+    source.close()
+    consumer.join()
+
+
+def test_drain_without_a_consumer_reports_what_is_left(source: HttpPushSource) -> None:
+    assert httpx.post(url(source), content=b"{}\n{}\n").status_code == 200
+    assert source.drain(timeout=0.2) == 2

@@ -2,7 +2,9 @@
 
 Why: like `promtail -check-syntax` / `promtool check config`, a bad key or value should fail in CI
 or an init container, naming the dotted field, not at 3 a.m. in the daemon. Reads the same layers
-as `run` (YAML, `DEGENERATION_*` env, defaults) and the web config file if one is set.
+as `run` (YAML, `DEGENERATION_*` env, defaults) and the web config file if one is set, and checks
+what `run` checks on the machine: bearer token files hold a token, the positions files' directories
+can be created and written. What it cannot know is a port being busy when `run` starts.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from ..config import load_settings
+from ..config import check_state_paths, load_settings
 from ..daemon import build_classifier
 from ..errors import ConfigError
 from ..web.toolkit_config import load_web_config
@@ -48,6 +50,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config)
         build_classifier(settings)  # what `run` refuses beyond the models (classify.detector_params)
+        check_state_paths(settings)  # positions files `run` could not create or lock
         if settings.web.config_file is not None:
             load_web_config(settings.web.config_file)
     except ConfigError as exc:

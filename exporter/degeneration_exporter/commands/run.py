@@ -22,9 +22,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..config import FileTailSourceConfig, Settings, load_settings
+from ..config import FileTailSourceConfig, Settings, check_state_paths, load_settings
 from ..daemon import Daemon
 from ..errors import ConfigError
+from ..sources.file_tail.descriptors import raise_soft_limit
 from ._example_replay import DEFAULT_RATE, ExampleReplay
 
 HELP = "Run the daemon: tail PATHS (or the config's sources), classify, serve /metrics."
@@ -177,11 +178,15 @@ def main(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    soft, hard = raise_soft_limit()  # before any tail sizes its descriptor budget (docs/tailing.md)
+    logging.getLogger(__name__).debug("RLIMIT_NOFILE soft %d hard %d", soft, hard)
     try:
         replay = example_replay(args.example_rate) if args.example else None
         settings = settings_from_args(args, replay)
         if not settings.sources:
             raise ConfigError("no sources: give PATHS, --example, or sources: in --config", field="sources")
+        if not args.dry_run:  # a dry run writes no positions
+            check_state_paths(settings)
         daemon = Daemon(settings, dry_run=args.dry_run)
     except ConfigError as exc:
         print(f"degeneration-exporter run: error: {exc}", file=sys.stderr)

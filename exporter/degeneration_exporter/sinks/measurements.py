@@ -229,6 +229,9 @@ def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
             "lines_read_total": stats.lines_read,
             "bytes_read_total": stats.bytes_read,
             "files_watched": stats.files_watched,
+            "files_open": stats.files_open,
+            "files_open_budget": stats.files_open_budget,
+            "file_opens_deferred_total": stats.files_deferred,
             "file_rotations_total": stats.rotations,
             "file_truncations_total": stats.truncations,
             "source_lag_bytes": stats.lag_bytes,
@@ -237,6 +240,8 @@ def measure_source_stats(name: str, stats: SourceStats) -> list[Measurement]:
             "checkpoint_errors_total": stats.checkpoint_errors,
             "queue_depth": stats.queue_depth,
             "source_read_errors_total": stats.read_errors,
+            "streams_evicted_total": stats.streams_evicted,
+            "streams_expired_total": stats.streams_expired,
         }
     out = [Measurement(_spec(metric), (name,), float(value)) for metric, value in plain.items()]
     reasons = dict.fromkeys(_REJECT_REASONS, 0) | rejected

@@ -49,6 +49,9 @@ class SourceStats:
     bytes_read: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
     files_watched: int = 0
+    files_open: int = 0  # file tail: descriptors held on tailed files now (<= files_open_budget)
+    files_open_budget: int = 0  # file tail: the process-wide descriptor budget (RLIMIT_NOFILE - reserve)
+    files_deferred: int = 0  # file tail: opens put off because the budget had no descriptor to free
     rotations: int = 0
     truncations: int = 0
     lag_bytes: int = 0
@@ -57,6 +60,8 @@ class SourceStats:
     checkpoint_errors: int = 0
     queue_depth: int = 0
     read_errors: int = 0
+    streams_evicted: int = 0  # set by the pipeline: open streams closed to stay under max_open_streams
+    streams_expired: int = 0  # set by the pipeline: open streams closed after stream_idle_timeout
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 

@@ -5,7 +5,8 @@ HTTP server (one port to expose) by calling `IngestEndpoint.serve(handler)`, or 
 its own port. A body is accepted whole or not at all: over `max_body_bytes` is 413, a line that is not
 a JSON object is 400 naming the first such line, a full queue is 503 with Retry-After (nothing is
 half-queued, so a client retry never duplicates). Off loopback a bearer token is required, checked
-before any byte of the body is read.
+before any byte of the body is read. `BearerToken` is the one token check of every push route
+(`/ingest` here, the OTLP receiver's routes too), so a fix to it covers them all.
 """
 
 from __future__ import annotations
@@ -13,31 +14,34 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Literal, Protocol
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from .._http_limits import LimitedHandler, LimitedServer, declared_length
 from ..errors import ConfigError
 from .base import Line, Position, SourceStats
+from .file_tail.config import MAX_LINE_BYTES, MAX_QUEUE_LINES
 from .file_tail.reader import SKIPPED, LineSplitter
 from .line_queue import WAKE_SECONDS, LineQueue
 
 __all__ = [
+    "BearerToken",
     "HttpPushConfig",
     "HttpPushSource",
     "IngestEndpoint",
     "PushEndpoint",
     "Reply",
-    "check_bearer",
     "is_loopback",
-    "load_token",
     "require_token_off_loopback",
 ]
 
@@ -45,7 +49,6 @@ log = logging.getLogger(__name__)
 
 ORIGIN = "http"
 INGEST_PATH = "/ingest"
-SOCKET_TIMEOUT_SECONDS = 30.0
 
 
 class HttpPushConfig(BaseModel):
@@ -66,17 +69,41 @@ class HttpPushConfig(BaseModel):
     bearer_token_file: Path | None = Field(
         None, description="File holding the token (a mounted secret); used when `bearer_token` is unset."
     )
-    max_body_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, le=MAX_LINE_BYTES, description="Larger request bodies get 413."
+    )
     queue_max_lines: int = Field(
-        10_000, gt=0, description="Lines buffered for the pipeline; a body that does not fit waits, then 503."
+        10_000,
+        gt=0,
+        le=MAX_QUEUE_LINES,
+        description="Lines buffered for the pipeline; a body that does not fit waits, then 503.",
     )
     enqueue_timeout: timedelta = Field(
-        timedelta(seconds=5), description="How long a request waits for queue room before answering 503."
+        timedelta(seconds=5),
+        ge=timedelta(0),
+        le=timedelta(minutes=5),
+        description="How long a request waits for queue room before answering 503.",
     )
+    drain_timeout: timedelta = Field(
+        timedelta(seconds=10),
+        ge=timedelta(0),
+        le=timedelta(minutes=5),
+        description="On a graceful stop, how long accepted lines still queued may take to be classified "
+        "(new pushes get 503 meanwhile); lines left after it are logged as lost.",
+    )
+
+    @field_validator("bearer_token")
+    @classmethod
+    def _token_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        # compare_digest(b"", b"") is true: an empty token would let anyone in
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("must not be empty or whitespace (an empty token would authenticate anyone)")
+        return value
 
 
 def require_token_off_loopback(config: HttpPushConfig, mounted_on_host: str | None = None) -> None:
-    """Raise ConfigError when this source would listen off loopback without a bearer token.
+    """Raise ConfigError when this source would listen off loopback without a bearer token, or when
+    its `bearer_token_file` cannot be read or holds nothing but whitespace.
 
     Called by the source at start and by config validation, so `check-config` refuses what `run` refuses.
     """
@@ -86,6 +113,90 @@ def require_token_off_loopback(config: HttpPushConfig, mounted_on_host: str | No
                 f"{config.type} source {config.name!r} listens on {host}: bearer_token required off loopback",
                 field=f"sources.{config.name}.bearer_token",
             )
+    BearerToken.of(config)
+
+
+class BearerToken:
+    """The one bearer-token check of every push route: `refusal(headers)` before any body byte is read.
+
+    Why a class of its own: `/ingest` (own port or mounted), and the OTLP receiver's `/v1/logs` and
+    `/v1/traces`, must refuse the same requests the same way. An empty or whitespace token is a
+    ConfigError (exit 2) at start; a `bearer_token_file` is re-read when it changes (a rotated
+    Kubernetes secret), and if it then holds no token every push is refused (503) and logged,
+    never accepted. No token configured at all (loopback only) lets every request through.
+    """
+
+    def __init__(self, token: SecretStr | None, token_file: Path | None, *, field: str) -> None:
+        """`field`: the dotted config path named in errors (`sources.NAME.bearer_token_file`)."""
+        self._field = field
+        self._file = token_file if token is None else None
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._token: bytes | None = None
+        if token is not None:
+            self._token = token.get_secret_value().strip().encode()
+            if not self._token:
+                raise ConfigError(f"{field}: bearer_token must not be empty or whitespace", field=field)
+        elif self._file is not None:
+            self._token = self._read_file()
+
+    @classmethod
+    def of(cls, config: HttpPushConfig) -> BearerToken:
+        """The check configured by an http_push source (ConfigError naming the field)."""
+        name = "bearer_token" if config.bearer_token is not None else "bearer_token_file"
+        return cls(config.bearer_token, config.bearer_token_file, field=f"sources.{config.name}.{name}")
+
+    @property
+    def required(self) -> bool:
+        return self._token is not None or self._file is not None
+
+    def refusal(self, headers: Mapping[str, str]) -> Reply | None:
+        """None when the request may go on; else the 401 (wrong/missing token) or 503 (no token now)."""
+        expected = self._current()
+        if not self.required:
+            return None
+        if expected is None:
+            return _reply(503, "the server's bearer token file is empty or unreadable; refusing pushes")
+        given = _header(headers, "Authorization") or ""
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+            return _reply(401, "missing or wrong bearer token")
+        return None
+
+    def _current(self) -> bytes | None:
+        """The token now: a changed file (inode, size, mtime) is re-read and re-checked."""
+        if self._file is None:
+            return self._token
+        with self._lock:
+            try:
+                st = os.stat(self._file)
+                stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                stamp = None
+            if stamp != self._stamp or stamp is None:
+                try:
+                    self._token = self._read_file()
+                except ConfigError as exc:
+                    if self._token is not None:
+                        log.error("%s; refusing every push until it holds a token", exc)
+                    self._token, self._stamp = None, None
+                    return None
+            return self._token
+
+    def _read_file(self) -> bytes:
+        assert self._file is not None
+        try:
+            st = os.stat(self._file)
+            token = self._file.read_text().strip().encode()
+        except (OSError, UnicodeDecodeError) as exc:
+            message = f"{self._field}: cannot read bearer_token_file: {exc}"
+            raise ConfigError(message, field=self._field) from exc
+        if not token:
+            raise ConfigError(
+                f"{self._field}: {self._file} holds no token (empty or whitespace only)", field=self._field
+            )
+        self._stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return token
 
 
 def is_loopback(host: str) -> bool:
@@ -115,24 +226,14 @@ def _reply(status: int, message: str, **extra: object) -> Reply:
     return Reply(status, body, _STATUS_HEADERS.get(status, {}))
 
 
-def check_bearer(expected: bytes | None, headers: Mapping[str, str]) -> str | None:
-    """Why a push is refused (answered 401), or None when it may go on; called before the body is read.
-
-    The one bearer check of every push route (`/ingest`, OTLP `/v1/logs`, `/v1/traces`).
-    """
-    if expected is None:
-        return None
-    given = _header(headers, "Authorization") or ""
-    scheme, _, token = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
-        return "missing or wrong bearer token"
-    return None
-
-
 class PushEndpoint(Protocol):
-    """What a push source's own server serves: its paths, and one request on an `http.server` handler."""
+    """What a push source's own server serves: its paths, and one request on an `http.server` handler.
+
+    `draining` is set by `HttpPushSource.drain()`: from then on new pushes get 503.
+    """
 
     paths: frozenset[str]
+    draining: threading.Event
 
     def serve(self, handler: BaseHTTPRequestHandler) -> None: ...
 
@@ -146,7 +247,8 @@ class IngestEndpoint:
         self.config = config
         self._queue = lines
         self._stats = stats
-        self._token = load_token(config)
+        self.auth = BearerToken.of(config)
+        self.draining = threading.Event()
         self._numbering = threading.Lock()
         self._line_no = 0
 
@@ -154,13 +256,18 @@ class IngestEndpoint:
         """Method, auth and declared length, before the body is read; None when it may be read."""
         if method != "POST":
             return _reply(405, "use POST with a JSONL body")
-        refusal = check_bearer(self._token, headers)
-        if refusal is not None:
-            return _reply(401, refusal)
-        length = _header(headers, "Content-Length")
-        if length is None or not length.isdigit():
+        if self.draining.is_set():
+            return _reply(503, "shutting down; push to another replica or retry")
+        refused = self.auth.refusal(headers)
+        if refused is not None:
+            return refused
+        header = _header(headers, "Content-Length")
+        if header is None:
             return _reply(411, "Content-Length is required")
-        if int(length) > self.config.max_body_bytes:
+        length = declared_length(header)
+        if length is None:  # `str.isdigit` accepts "²", which int() refuses
+            return _reply(400, "Content-Length must be a decimal number of bytes")
+        if length > self.config.max_body_bytes:
             return self._too_large()
         return None
 
@@ -185,6 +292,8 @@ class IngestEndpoint:
             first = self._line_no + 1
             self._line_no += len(records)
         lines = [Line(data, ORIGIN, first + i, None) for i, data in enumerate(records)]
+        if self.draining.is_set():  # checked again: the drain may have begun while the body was read
+            return _reply(503, "shutting down; push to another replica or retry")
         if not self._queue.put_all(lines, self.config.enqueue_timeout.total_seconds()):
             return _reply(503, "queue full; retry later")
         with self._stats.lock:
@@ -201,8 +310,10 @@ class IngestEndpoint:
         headers = {key: value for key, value in handler.headers.items()}
         reply = self.preflight(handler.command, headers)
         if reply is None:
-            body = handler.rfile.read(int(_header(headers, "Content-Length") or 0))
+            body = handler.rfile.read(declared_length(_header(headers, "Content-Length")) or 0)
             reply = self.handle(headers, body)
+        elif isinstance(handler, LimitedHandler):
+            handler.skip_body()  # a small body is dropped, a big one left unread (connection closed)
         else:
             handler.close_connection = True  # the unread body must not be taken for the next request
         handler.send_response(reply.status)
@@ -236,7 +347,7 @@ class HttpPushSource:
         self.stats = SourceStats()
         self._queue = LineQueue(config.queue_max_lines, self.stats)
         self.endpoint: PushEndpoint = self._make_endpoint()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LimitedServer | None = None
         self._thread: threading.Thread | None = None
 
     def _make_endpoint(self) -> PushEndpoint:
@@ -251,29 +362,29 @@ class HttpPushSource:
         host, port = self._server.server_address[:2]
         return str(host), int(port)
 
-    def start(self) -> None:
-        """Start the own server (no-op when mounted or already started)."""
+    def bind(self) -> None:
+        """Create the own server's listening socket now (no-op when mounted or bound).
+
+        Why apart from `start()`: the daemon binds every port before it prints "serving", so a busy
+        port is a ConfigError naming `listen_port` (exit 2), not a thread that dies after start.
+        """
         if self.config.listen_host is None or self._server is not None:
             return
-        endpoint = self.endpoint
+        try:
+            self._server = LimitedServer((self.config.listen_host, self.config.listen_port), _handler(self))
+        except OSError as exc:
+            where = f"{self.config.listen_host}:{self.config.listen_port}"
+            field = f"sources.{self.name}.listen_port"
+            raise ConfigError(
+                f"{field}: cannot listen on {where}: {exc.strerror or exc}", field=field
+            ) from exc
 
-        class _Handler(BaseHTTPRequestHandler):
-            timeout = SOCKET_TIMEOUT_SECONDS  # a client that stalls mid-body cannot hold a thread forever
-
-            def do_POST(self) -> None:
-                if self.path.split("?", 1)[0] not in endpoint.paths:
-                    self.send_error(404)
-                    return
-                endpoint.serve(self)
-
-            # other methods get the endpoint's 405 (as when mounted), not http.server's 501
-            do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
-
-            def log_message(self, format: str, *args: object) -> None:
-                log.debug(format, *args)
-
-        self._server = ThreadingHTTPServer((self.config.listen_host, self.config.listen_port), _Handler)
-        self._server.daemon_threads = True
+    def start(self) -> None:
+        """Bind if needed and serve in a thread (no-op when mounted or already started)."""
+        if self.config.listen_host is None or self._thread is not None:
+            return
+        self.bind()
+        assert self._server is not None
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(WAKE_SECONDS,), name=f"http_push[{self.name}]"
         )
@@ -288,16 +399,62 @@ class HttpPushSource:
     def commit(self, position: Position) -> None:
         """Nothing to record: pushed lines are acknowledged when queued (docs/tailing.md)."""
 
+    def drain(self, timeout: float | None = None) -> int:
+        """Graceful stop, first half: refuse new pushes (503), wait until every accepted line was
+        handled by the pipeline or `timeout` (default `drain_timeout`) passed; returns lines left.
+
+        Why: a 200 promised the lines would be counted; the runner's stop would otherwise drop what
+        is still queued. Call before `close()`, while the pipeline still consumes. What is left is
+        logged (there is nowhere to put it back).
+        """
+        self.endpoint.draining.set()
+        wait = self.config.drain_timeout.total_seconds() if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while not self._queue.settled() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        left = self._queue.pending()
+        if left:
+            log.error(
+                "http_push source %s: %d accepted lines not classified within drain_timeout %.1f s; "
+                "they are lost",
+                self.name,
+                left,
+                wait,
+                extra={"source": self.name},
+            )
+        return left
+
     def close(self) -> None:
         """Stop the own server and end `lines()`; idempotent."""
         self._queue.close()
         if self._server is not None:
-            self._server.shutdown()
+            if (
+                self._thread is not None
+            ):  # shutdown() waits for serve_forever, which a bound-only server never ran
+                self._server.shutdown()
             self._server.server_close()
             self._server = None
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+def _handler(source: HttpPushSource) -> type[BaseHTTPRequestHandler]:
+    """The own server's handler: the endpoint's paths only, every method answered by the endpoint."""
+    endpoint = source.endpoint
+
+    class _Handler(LimitedHandler):
+        def do_POST(self) -> None:
+            if self.path.split("?", 1)[0] not in endpoint.paths:
+                self.close_connection = True
+                self.send_error(404)
+                return
+            endpoint.serve(self)
+
+        # other methods get the endpoint's 405 (as when mounted), not http.server's 501
+        do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
+
+    return _Handler
 
 
 def _is_json_object(data: bytes) -> bool:
@@ -317,16 +474,3 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 def _has_token(config: HttpPushConfig) -> bool:
     return config.bearer_token is not None or config.bearer_token_file is not None
-
-
-def load_token(config: HttpPushConfig) -> bytes | None:
-    if config.bearer_token is not None:
-        return config.bearer_token.get_secret_value().encode()
-    if config.bearer_token_file is not None:
-        try:
-            return config.bearer_token_file.read_text().strip().encode()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read bearer_token_file: {exc}", field=f"sources.{config.name}.bearer_token_file"
-            ) from exc
-    return None

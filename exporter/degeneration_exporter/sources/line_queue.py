@@ -32,6 +32,7 @@ class LineQueue:
         self._stats = stats
         self._closed = threading.Event()
         self._batch_lock = threading.Lock()
+        self._out = False  # a line was yielded and its consumer has not asked for the next one yet
 
     @property
     def max_lines(self) -> int:
@@ -80,9 +81,22 @@ class LineQueue:
                     return
                 continue
             self._record_depth()
+            self._out = True
             yield line
+            self._out = False
             if self._closed.is_set():
                 return
+
+    def settled(self) -> bool:
+        """True when nothing is queued and the last line yielded was handled (its consumer came back).
+
+        `HttpPushSource.drain` waits for this before the runner stops, so an accepted push is counted.
+        """
+        return self._queue.qsize() == 0 and not self._out
+
+    def pending(self) -> int:
+        """Lines queued or out for handling, not yet settled."""
+        return self._queue.qsize() + int(self._out)
 
     def close(self) -> None:
         self._closed.set()

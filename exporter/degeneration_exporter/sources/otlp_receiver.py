@@ -3,7 +3,7 @@
 Why a push source of its own: apps already instrumented with the OpenTelemetry GenAI
 instrumentations (or a Collector's `otlphttp` exporter) can send their completions here unchanged.
 It is the `http_push` source with another protocol: the same listener options, bearer token (one
-check, `http_push.check_bearer`, before any byte of the body is read), body limit and queue.
+check, `http_push.BearerToken`, before any byte of the body is read), body limit and queue.
 A request is decoded here (gzip bounded by `max_body_bytes` after inflating too; protobuf through
 the opentelemetry-proto classes of the `otlp` extra, converted to OTLP/JSON with hex ids), then
 handed to `split`, which the daemon takes from formats/_genai.py (a source knows no formats): one
@@ -30,9 +30,10 @@ from typing import Any, Literal
 import orjson
 from pydantic import Field
 
+from .._http_limits import LimitedHandler, declared_length
 from ..errors import RecordError
 from .base import Line, SourceStats
-from .http_push import HttpPushConfig, HttpPushSource, PushEndpoint, Reply, check_bearer, load_token
+from .http_push import BearerToken, HttpPushConfig, HttpPushSource, PushEndpoint, Reply
 from .line_queue import LineQueue
 
 __all__ = ["LOGS_PATH", "TRACES_PATH", "OtlpEndpoint", "OtlpReceiverConfig", "OtlpReceiverSource", "Split"]
@@ -90,7 +91,8 @@ class OtlpEndpoint:
         self._stats = stats
         self._split = split
         self._seen = _SeenMessages(SEEN_KEYS)
-        self._token = load_token(config)
+        self.auth = BearerToken.of(config)
+        self.draining = threading.Event()
         self._numbering = threading.Lock()
         self._line_no = 0
         self._next_warning = 0.0
@@ -100,13 +102,19 @@ class OtlpEndpoint:
         encoding = _encoding(headers)
         if method != "POST":
             return _status(405, "use POST with an OTLP request", encoding)
-        refusal = check_bearer(self._token, headers)
-        if refusal is not None:
-            return _status(401, refusal, encoding)
-        length = _header(headers, "Content-Length")
-        if length is None or not length.isdigit():
+        if self.draining.is_set():
+            return _status(503, "shutting down; push to another replica or retry", encoding)
+        refused = self.auth.refusal(headers)
+        if refused is not None:
+            message = orjson.loads(refused.body).get("message", "refused")
+            return _status(refused.status, str(message), encoding)
+        header = _header(headers, "Content-Length")
+        if header is None:
             return _status(411, "Content-Length is required", encoding)
-        if int(length) > self.config.max_body_bytes:
+        length = declared_length(header)
+        if length is None:
+            return _status(400, "Content-Length must be a decimal number of bytes", encoding)
+        if length > self.config.max_body_bytes:
             return self._too_large(encoding or JSON)
         if encoding is None:
             return _status(415, f"Content-Type must be {PROTOBUF} or {JSON}", JSON)
@@ -181,8 +189,10 @@ class OtlpEndpoint:
         headers = {key: value for key, value in handler.headers.items()}
         reply = self.preflight(handler.command, headers)
         if reply is None:
-            body = handler.rfile.read(int(_header(headers, "Content-Length") or 0))
+            body = handler.rfile.read(declared_length(_header(headers, "Content-Length")) or 0)
             reply = self._guarded(handler.path.split("?", 1)[0], headers, body)
+        elif isinstance(handler, LimitedHandler):
+            handler.skip_body()  # a small body is dropped, a big one left unread (connection closed)
         else:
             handler.close_connection = True  # the unread body must not be taken for the next request
         handler.send_response(reply.status)

@@ -15,6 +15,7 @@ from typing import BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import Line, Position, SourceStats
+from .file_tail.config import MAX_CHUNK_BYTES, MAX_LINE_BYTES
 from .file_tail.reader import DEFAULT_MAX_LINE_BYTES, SKIPPED, LineSplitter, Piece
 
 __all__ = ["StdinConfig", "StdinSource"]
@@ -32,9 +33,12 @@ class StdinConfig(BaseModel):
     max_line_bytes: int = Field(
         DEFAULT_MAX_LINE_BYTES,
         gt=0,
+        le=MAX_LINE_BYTES,
         description="Longer lines are skipped to the next newline, counted too_long.",
     )
-    read_chunk_bytes: int = Field(64 * 1024, gt=0, description="Most bytes taken from the pipe per read.")
+    read_chunk_bytes: int = Field(
+        64 * 1024, gt=0, le=MAX_CHUNK_BYTES, description="Most bytes taken from the pipe per read."
+    )
 
 
 class StdinSource:

@@ -4,17 +4,20 @@ Why this shape: node_exporter, blackbox_exporter and every exporter built on pro
 read the same YAML (`tls_server_config`, `basic_auth_users` with bcrypt hashes), so operators reuse
 the file, their `htpasswd -nBC 10` habit and their Helm values unchanged. Only the keys below are
 understood; any other key fails loudly (a silently ignored `client_auth_type` would be a hole).
-TLS and basic auth cover every endpoint except `/healthz` (docs/security.md).
+TLS and basic auth cover every endpoint except `/healthz` (docs/security.md); so do client
+certificates: the handshake accepts a connection without one, and the server refuses such a request
+on every other path (`WebServer(require_client_cert=True)`). exporter-toolkit's `min_version:
+TLS10/TLS11` and `cipher_suites` are refused with a message saying why.
 """
 
 from __future__ import annotations
 
 import ssl
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ..errors import ConfigError
 
@@ -33,6 +36,29 @@ class TlsServerConfig(BaseModel, frozen=True, extra="forbid"):
     )
     client_ca_file: Path | None = Field(None, description="PEM CA bundle used to verify client certificates.")
     min_version: Literal["TLS12", "TLS13"] = Field("TLS12", description="Lowest TLS version accepted.")
+    cipher_suites: list[str] | None = Field(
+        None, description="Not supported: present only to refuse it with a clear message (docs/security.md)."
+    )
+
+    @field_validator("min_version", mode="before")
+    @classmethod
+    def _no_legacy_tls(cls, value: Any) -> Any:
+        if value in ("TLS10", "TLS11"):
+            raise ValueError(
+                f"{value} is not supported: TLS 1.0 and 1.1 are deprecated (RFC 8996) and disabled by "
+                "OpenSSL 3's default security level; use TLS12 or TLS13"
+            )
+        return value
+
+    @field_validator("cipher_suites")
+    @classmethod
+    def _no_cipher_list(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            raise ValueError(
+                "not supported: the daemon uses OpenSSL's default suites (TLS 1.3 suites, ECDHE with "
+                "AES-GCM or ChaCha20-Poly1305 for TLS 1.2); remove the key, or use min_version: TLS13"
+            )
+        return value
 
 
 class WebConfigFile(BaseModel, frozen=True, extra="forbid"):
@@ -82,7 +108,9 @@ def build_ssl_context(tls: TlsServerConfig) -> ssl.SSLContext:
                     field="web_config.tls_server_config.client_ca_file",
                 )
             context.load_verify_locations(cafile=str(tls.client_ca_file))
-            context.verify_mode = ssl.CERT_REQUIRED
+            # OPTIONAL at the handshake (a presented certificate is still verified), REQUIRED per
+            # request by the server for every path but /healthz, so liveness probes need no certificate
+            context.verify_mode = ssl.CERT_OPTIONAL
     except (OSError, ssl.SSLError) as exc:
         raise ConfigError(f"TLS files: {exc}", field="web_config.tls_server_config") from exc
     return context

@@ -92,6 +92,32 @@ def _tailing_row(dash: Dashboard) -> Dashboard:
             [query(f"sum by (source) ({SCOPE.select('degeneration_files_watched')})", _LEGEND)],
         )
     )
+    dash = dash.with_panel(
+        timeseries_panel(
+            "Open files and descriptor budget",
+            "Descriptors each file tail holds on its files, the process-wide budget (RLIMIT_NOFILE minus "
+            "a reserve; beyond it files are read by opening and closing in turn), and opens put off per "
+            "second.",
+            "short",
+            [
+                query(f"sum by (source) ({SCOPE.select('degeneration_files_open')})", f"open {_LEGEND}"),
+                query(f"max({SCOPE.select('degeneration_files_open_budget')})", "budget", 1),
+                query(_rate_by_source("degeneration_file_opens_deferred_total"), f"deferred {_LEGEND}", 2),
+            ],
+        )
+    )
+    dash = dash.with_panel(
+        timeseries_panel(
+            "Open streams closed as abort",
+            "Per second: streamed responses evicted to stay under sources[].max_open_streams, and expired "
+            "after sources[].stream_idle_timeout without a chunk.",
+            "short",
+            [
+                query(_rate_by_source("degeneration_streams_evicted_total"), f"evicted {_LEGEND}"),
+                query(_rate_by_source("degeneration_streams_expired_total"), f"expired {_LEGEND}", 1),
+            ],
+        )
+    )
     return dash.with_panel(
         timeseries_panel(
             "Rotations, truncations and read errors",

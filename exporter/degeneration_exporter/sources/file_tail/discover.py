@@ -14,10 +14,13 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from .identity import FileId
 
-__all__ = ["Discovered", "PathFilter", "discover_files", "glob_to_regex"]
+__all__ = ["Discovered", "FollowSymlinks", "PathFilter", "discover_files", "glob_to_regex", "pattern_root"]
+
+FollowSymlinks = Literal["within_root", "always", "never"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,16 +80,43 @@ class PathFilter:
         return any(r.match(name) for r in self._name_res) or any(r.match(path) for r in self._path_res)
 
 
-def discover_files(include: Iterable[str], path_filter: PathFilter) -> dict[FileId, Discovered]:
+def pattern_root(pattern: str) -> str:
+    """The directory a glob cannot leave: its leading path components without `*`, `?` or `[`."""
+    parts = os.path.expanduser(pattern).split(os.sep)
+    fixed: list[str] = []
+    for part in parts[:-1]:
+        if glob.has_magic(part):
+            break
+        fixed.append(part)
+    return os.sep.join(fixed) or ("/" if pattern.startswith("/") else ".")
+
+
+def _allowed(path: str, root: str, real_root: str, follow: FollowSymlinks) -> bool:
+    """Whether `path` may be read under `follow` (a link to /etc/passwd is not, by default)."""
+    if follow == "always":
+        return True
+    real = os.path.realpath(path)
+    if follow == "never":  # no symlink anywhere below the root
+        return real == os.path.join(real_root, os.path.relpath(path, root))
+    return real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def discover_files(
+    include: Iterable[str], path_filter: PathFilter, follow_symlinks: FollowSymlinks = "always"
+) -> dict[FileId, Discovered]:
     """Every regular file matched now, once per (device, inode); the first pattern's path wins.
 
-    Symlinks are followed (`os.stat`), so a link and its target share one entry. Files that vanish
-    between the glob and the stat are simply not found this round.
+    Symlinks are followed (`os.stat`), so a link and its target share one entry, subject to
+    `follow_symlinks`: `within_root` only when the target lies under the pattern's root directory
+    (`pattern_root`), `never` not at all, `always` anywhere. Files that vanish between the glob and
+    the stat are simply not found this round.
     """
     found: dict[FileId, Discovered] = {}
     for pattern in include:
+        root = pattern_root(pattern)
+        real_root = os.path.realpath(root)
         for path in sorted(glob.iglob(os.path.expanduser(pattern), recursive=True)):
-            if path_filter.is_excluded(path):
+            if path_filter.is_excluded(path) or not _allowed(path, root, real_root, follow_symlinks):
                 continue
             try:
                 st = os.stat(path)

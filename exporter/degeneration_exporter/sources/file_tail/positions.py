@@ -14,6 +14,7 @@ on `<file>.lock` that a running daemon holds for as long as it tails, and refuse
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from .identity import FileId, Fingerprint, file_id_at
 
 __all__ = [
     "POSITIONS_VERSION",
+    "CorruptPositions",
     "PositionEntry",
     "PositionsLock",
     "current_size",
@@ -38,6 +40,18 @@ __all__ = [
 ]
 
 POSITIONS_VERSION = 1
+
+_MAX_OFFSET = 2**63 - 1
+"""Largest offset a file can have (off_t); anything beyond, or below 0, is not a position."""
+_MAX_FINGERPRINT_LENGTH = 64 * 1024 * 1024
+
+
+class CorruptPositions(SourceError):
+    """The positions file exists and was read, but does not parse: it may be moved aside.
+
+    An unreadable file (permissions, I/O error) is a plain SourceError instead: it is not corrupt,
+    and moving it aside would recount every file for a problem a `chmod` fixes.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,29 +81,43 @@ class PositionEntry:
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, object]) -> PositionEntry:
-        """Rebuild an entry; raises KeyError/TypeError/ValueError on a malformed one."""
+    def from_json(cls, obj: object) -> PositionEntry:
+        """Rebuild an entry; raises KeyError/TypeError/ValueError on a malformed or out-of-range one.
+
+        Ranges are checked here, once: a parseable `"offset": -1` used to reach `pread` on every
+        poll and stop the whole source.
+        """
+        if not isinstance(obj, dict):
+            raise TypeError(f"expected an object, got {obj!r}")
+        updated = _int_or_float(obj["updated"])
+        if not math.isfinite(updated):
+            raise ValueError(f"updated {updated!r} is not a finite time")
         return cls(
-            file_id=FileId(_int(obj["dev"]), _int(obj["ino"])),
+            file_id=FileId(_ranged(obj, "dev", 2**64 - 1), _ranged(obj, "ino", 2**64 - 1)),
             path=str(obj["path"]),
-            offset=_int(obj["offset"]),
-            fingerprint=Fingerprint(_int(obj["fingerprint_length"]), str(obj["fingerprint"])),
-            updated=float(_int_or_float(obj["updated"])),
+            offset=_ranged(obj, "offset", _MAX_OFFSET),
+            fingerprint=Fingerprint(
+                _ranged(obj, "fingerprint_length", _MAX_FINGERPRINT_LENGTH), str(obj["fingerprint"])
+            ),
+            updated=updated,
             complete=bool(obj.get("complete", False)),
         )
 
 
-def load_positions(path: Path) -> dict[FileId, PositionEntry] | None:
+def load_positions(path: Path, bad_entries: list[str] | None = None) -> dict[FileId, PositionEntry] | None:
     """The stored entries, or None when no positions file exists yet (the very first start).
 
-    Raises SourceError when the file exists but cannot be read or parsed.
+    Raises SourceError when the file exists but cannot be read (not corrupt: left in place), and
+    CorruptPositions when it does not parse. With `bad_entries` given, a malformed or out-of-range
+    entry is skipped and described there (that file alone is then read from byte 0); without it,
+    such an entry makes the whole file CorruptPositions.
     """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SourceError(f"cannot read positions file {path}: {exc}") from exc
+        raise SourceError(f"cannot read positions file {path}: {exc.strerror or exc}") from exc
     try:
         doc = orjson.loads(raw)
         if not isinstance(doc, dict) or doc.get("version") != POSITIONS_VERSION:
@@ -97,10 +125,19 @@ def load_positions(path: Path) -> dict[FileId, PositionEntry] | None:
         files = doc["files"]
         if not isinstance(files, list):
             raise ValueError("`files` is not a list")
-        entries = [PositionEntry.from_json(item) for item in files]
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise SourceError(f"corrupt positions file {path}: {exc}") from exc
-    return {entry.file_id: entry for entry in entries}
+        raise CorruptPositions(f"corrupt positions file {path}: {exc}") from exc
+    entries: dict[FileId, PositionEntry] = {}
+    for index, item in enumerate(files):
+        try:
+            entry = PositionEntry.from_json(item)
+        except (KeyError, TypeError, ValueError) as exc:
+            if bad_entries is None:
+                raise CorruptPositions(f"corrupt positions file {path}: entry {index}: {exc}") from exc
+            bad_entries.append(f"entry {index}: {type(exc).__name__}: {exc}")
+            continue
+        entries[entry.file_id] = entry
+    return entries
 
 
 def save_positions(path: Path, entries: Iterable[PositionEntry]) -> None:
@@ -255,6 +292,13 @@ def _load_existing(path: Path) -> dict[FileId, PositionEntry]:
 def _int(value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _ranged(obj: dict[str, object], key: str, maximum: int) -> int:
+    value = _int(obj[key])
+    if not 0 <= value <= maximum:
+        raise ValueError(f"{key} {value} is out of range 0..{maximum}")
     return value
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..base import Line, Position, SourceStats
 from .config import FileTailConfig
+from .descriptors import DescriptorBudget, process_budget
 from .discover import Discovered, PathFilter, discover_files
 from .identity import FileId, Fingerprint, file_id_at, read_fingerprint
 from .ledger import CommitLedger
@@ -26,7 +27,11 @@ __all__ = ["FileTailer"]
 log = logging.getLogger(__name__)
 
 MAX_CHUNKS_PER_POLL = 8
-"""Chunks read from one file per poll before moving to the next file (fairness across files)."""
+"""Chunks read from one file per call before `oldest_first` checks the queue again."""
+FAIR_QUANTUM_BYTES = 64 * 1024
+"""`read_order: fair` reads at most this many bytes (and `read_chunk_bytes`) from each file per turn,
+so files with equal write rates stay within one quantum of each other: fair by bytes, not by chunks
+(8 chunks of 1 MiB per turn let one of four equal files lag by 3,000 lines)."""
 
 
 @dataclass(slots=True)
@@ -46,6 +51,7 @@ class _Tracked:
     line_no: int = 0
     rotated_at: float | None = None
     gz: gzip.GzipFile | None = None
+    last_read: float = 0.0
 
 
 class FileTailer:
@@ -60,7 +66,9 @@ class FileTailer:
         *,
         clock: Callable[[], float],
         wall_clock: Callable[[], float],
+        budget: DescriptorBudget | None = None,
     ) -> None:
+        """`budget`: descriptors this tailer may hold (default: the process-wide `process_budget()`)."""
         self.config = config
         self._ledger = ledger
         self._stats = stats
@@ -72,6 +80,15 @@ class FileTailer:
         self._finished_gz: set[FileId] = set()
         self._failed: set[FileId] = set()
         self._first_discovery = True
+        self.budget = budget if budget is not None else process_budget()
+        self._open_fds = 0
+        self._busy: FileId | None = None  # the file being polled: never evicted under its own read
+        self._turn = 0
+        fair = config.read_order == "fair"
+        self._chunk_bytes = (
+            min(config.read_chunk_bytes, FAIR_QUANTUM_BYTES) if fair else config.read_chunk_bytes
+        )
+        self._chunks_per_call = 1 if fair else MAX_CHUNKS_PER_POLL
 
     @property
     def files_watched(self) -> int:
@@ -79,7 +96,7 @@ class FileTailer:
 
     def discover(self) -> None:
         """Re-evaluate the globs: follow renames into watched names and open new files."""
-        found = discover_files(self.config.include, self._filter)
+        found = discover_files(self.config.include, self._filter, self.config.follow_symlinks)
         at_startup, self._first_discovery = self._first_discovery, False
         self._finished_gz &= found.keys()
         for file_id, seen in found.items():
@@ -88,7 +105,10 @@ class FileTailer:
                 if tracked.path != seen.path and file_id_at(tracked.path) != file_id:
                     tracked.path, tracked.rotated_at = seen.path, None
             elif file_id not in self._finished_gz:
-                self._open(seen, at_startup=at_startup)
+                try:
+                    self._open(seen, at_startup=at_startup)
+                except (OSError, ValueError) as exc:  # one file's error never stops the others
+                    self._count_read_error(file_id, seen.path, exc)
         self._set_watched()
 
     def poll(self) -> bool:
@@ -102,7 +122,11 @@ class FileTailer:
         tracked_files = list(self._tracked.values())
         if drain:
             tracked_files.sort(key=lambda t: (t.opened_mtime_ns, t.path))
+        elif tracked_files:  # start each turn one file further, so no file is always served first
+            self._turn = (self._turn + 1) % len(tracked_files)
+            tracked_files = tracked_files[self._turn :] + tracked_files[: self._turn]
         for tracked in tracked_files:
+            self._busy = tracked.file_id
             try:
                 while self._poll_file(tracked):
                     if not drain:
@@ -110,6 +134,7 @@ class FileTailer:
                         break
             except OSError as exc:
                 self._count_read_error(tracked.file_id, tracked.path, exc)
+        self._busy = None
         self._set_watched()
         return more
 
@@ -126,17 +151,30 @@ class FileTailer:
         if is_gz and self._wall() - seen.mtime < self.config.gz_quiet_period.total_seconds():
             return
         try:
-            fd = os.open(seen.path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = self._os_open(seen.path)
         except OSError as exc:
             self._count_read_error(seen.file_id, seen.path, exc)
             return
+        if fd is None:
+            return  # no descriptor free: found again at the next glob pass
+        try:
+            self._open_fd(fd, seen, at_startup=at_startup, is_gz=is_gz)
+        except BaseException:
+            if seen.file_id not in self._tracked or self._tracked[seen.file_id].fd != fd:
+                self._os_close(
+                    fd
+                )  # every error path closes what it opened (one leak per poll was 86,000 a day)
+            raise
+
+    def _open_fd(self, fd: int, seen: Discovered, *, at_startup: bool, is_gz: bool) -> None:
+        """Decide where an opened file starts and track it; the caller closes `fd` if this raises."""
         st = os.fstat(fd)
         if FileId.of(st) != seen.file_id:
-            os.close(fd)
+            self._os_close(fd)
             return
         start = self._start(fd, seen, st.st_size, at_startup=at_startup, is_gz=is_gz)
         if start is None:
-            os.close(fd)
+            self._os_close(fd)
             self._finished_gz.add(seen.file_id)
             return
         key, offset = start
@@ -145,7 +183,7 @@ class FileTailer:
             try:
                 gz = open_gzip_at(fd, offset, self.config.read_chunk_bytes)
             except GZIP_ERRORS as exc:
-                os.close(fd)
+                self._os_close(fd)
                 self._count_read_error(seen.file_id, seen.path, exc)
                 self._finished_gz.add(seen.file_id)  # not retried until it vanishes and comes back
                 return
@@ -167,6 +205,7 @@ class FileTailer:
             now,
             st.st_mtime_ns,
             gz=gz,
+            last_read=now,
         )
         self._tracked[seen.file_id] = tracked
         self._failed.discard(seen.file_id)
@@ -210,6 +249,7 @@ class FileTailer:
             if not self._reopen_if_grown(tracked):
                 return False
         assert tracked.fd is not None
+        tracked.last_read = now
         st = os.fstat(tracked.fd)
         size = st.st_size
         changed = (size, st.st_mtime_ns) != (tracked.size, tracked.mtime_ns)
@@ -252,17 +292,23 @@ class FileTailer:
         st = os.stat(tracked.path)
         if st.st_size == tracked.splitter.offset and st.st_size == tracked.size:
             return False
-        fd = os.open(tracked.path, os.O_RDONLY | os.O_CLOEXEC)
-        if FileId.of(os.fstat(fd)) != tracked.file_id:
-            os.close(fd)
+        fd = self._os_open(tracked.path)
+        if fd is None:
+            return False  # no descriptor free: tried again at the next poll
+        try:
+            same = FileId.of(os.fstat(fd)) == tracked.file_id
+        except OSError:
+            same = False
+        if not same:
+            self._os_close(fd)
             return False
         tracked.fd = fd
         return True
 
     def _read_chunks(self, tracked: _Tracked) -> bool:
         assert tracked.fd is not None
-        for _ in range(MAX_CHUNKS_PER_POLL):
-            data = os.pread(tracked.fd, self.config.read_chunk_bytes, tracked.splitter.offset)
+        for _ in range(self._chunks_per_call):
+            data = os.pread(tracked.fd, self._chunk_bytes, tracked.splitter.offset)
             if not data:
                 return False
             self._count("bytes_read", len(data))
@@ -361,8 +407,47 @@ class FileTailer:
             tracked.gz.close()
             tracked.gz = None
         if tracked.fd is not None:
-            os.close(tracked.fd)
-            tracked.fd = None
+            fd, tracked.fd = tracked.fd, None
+            self._os_close(fd)
+
+    # -- descriptors ---------------------------------------------------------------------------
+
+    def _os_open(self, path: str) -> int | None:
+        """Open for reading within the budget, closing the least recently read file if needed; None
+        when no descriptor can be freed now (every open one is rotated away, compressed or busy)."""
+        if not self.budget.try_acquire() and not (self._evict_one() and self.budget.try_acquire()):
+            self._count("files_deferred")
+            return None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except BaseException:
+            self.budget.release()
+            raise
+        self._open_fds += 1
+        return fd
+
+    def _os_close(self, fd: int) -> None:
+        try:
+            os.close(fd)
+        finally:
+            self._open_fds -= 1
+            self.budget.release()
+
+    def _evict_one(self) -> bool:
+        """Close the descriptor of the file read least recently; it is reopened when polled again.
+
+        Rotated-away files keep theirs (it is the only way left to their bytes), and so do `.gz`
+        files being decompressed and the file being polled.
+        """
+        candidates = [
+            t
+            for t in self._tracked.values()
+            if t.fd is not None and t.gz is None and t.rotated_at is None and t.file_id != self._busy
+        ]
+        if not candidates:
+            return False
+        self._close_fd(min(candidates, key=lambda t: t.last_read))
+        return True
 
     # -- counters ------------------------------------------------------------------------------
 
@@ -383,3 +468,5 @@ class FileTailer:
     def _set_watched(self) -> None:
         with self._stats.lock:
             self._stats.files_watched = len(self._tracked)
+            self._stats.files_open = self._open_fds
+            self._stats.files_open_budget = self.budget.limit
