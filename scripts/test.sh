@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README "Quick start", and .ci/run): installs what the tests need on a fresh
-# Debian machine, then runs ruff, mypy --strict and the whole pytest suite.
+# Debian machine, then runs ruff (lint and format), mypy --strict (package and tests), actionlint and
+# the whole pytest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,6 @@ bash scripts/install-actionlint.sh
 
 .venv/bin/ruff check exporter tests bench dashboards scripts examples
 .venv/bin/ruff format --check exporter tests bench dashboards scripts examples
-.venv/bin/mypy --strict exporter/degeneration_exporter
+.venv/bin/mypy --strict exporter/degeneration_exporter tests
 .venv/bin/actionlint
 .venv/bin/pytest -q "$@"

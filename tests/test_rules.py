@@ -93,7 +93,7 @@ def test_every_alert_has_severity_summary_description_and_runbook() -> None:
 
 
 # (threshold section, override, unit test that must then fail): each guard is exercised by a case.
-_RELAXED = [
+_RELAXED: list[tuple[str, dict[str, object], str]] = [
     ("repetition_spike", {"min_responses": 1}, "repetition_spike.yml"),
     ("repetition_spike", {"floor": 0.0}, "repetition_spike.yml"),
     ("ceiling_spike", {"min_responses": 1}, "ceiling_spike.yml"),

@@ -51,7 +51,7 @@ def test_every_family_is_a_loop_dated_within_one_copy(
     f = _detect(case.text, ids)
     assert f.flagged, (family, case.text[case.onset :][:200])
     assert f.onset is not None and abs(f.onset - case.onset) <= case.period, (f.onset, case.onset, f.evidence)
-    assert f.coverage > 0
+    assert f.coverage is not None and f.coverage > 0
 
 
 @pytest.mark.parametrize("exemption", sorted(EXEMPTIONS))

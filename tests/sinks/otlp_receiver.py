@@ -86,6 +86,8 @@ def _flatten(req: ExportMetricsServiceRequest) -> Iterator[Point]:
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
                 kind = metric.WhichOneof("data")
+                if kind is None:
+                    continue
                 data = getattr(metric, kind)
                 for dp in data.data_points:
                     attrs = _attributes(dp.attributes)

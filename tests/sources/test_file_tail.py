@@ -112,7 +112,14 @@ def test_start_at_end_skips_existing_lines_only_at_the_very_first_start(tmp_path
 
 def test_excludes_and_temp_names_are_never_read(tmp_path: Path, logs: Path) -> None:
     (logs / "sub").mkdir()
-    names = ("a.jsonl", "sub/b.jsonl", "c.jsonl.tmp", "d.jsonl.part", ".e.jsonl.swp", "f.jsonl~")
+    names: tuple[str, ...] = (
+        "a.jsonl",
+        "sub/b.jsonl",
+        "c.jsonl.tmp",
+        "d.jsonl.part",
+        ".e.jsonl.swp",
+        "f.jsonl~",
+    )
     names += ("g.skip.jsonl",)
     for name in names:
         (logs / name).write_bytes(jsonl(f'"{name}"'))

@@ -12,7 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 from degeneration_exporter.errors import ConfigError
-from degeneration_exporter.sources.http_push import HttpPushConfig, HttpPushSource, is_loopback
+from degeneration_exporter.sources.http_push import (
+    HttpPushConfig,
+    HttpPushSource,
+    IngestEndpoint,
+    is_loopback,
+)
 from pydantic import SecretStr
 
 
@@ -108,6 +113,7 @@ def test_refuses_to_start_off_loopback_without_a_token() -> None:
 def test_endpoint_mounts_in_another_http_server() -> None:
     pushed = HttpPushSource(HttpPushConfig(listen_host=None), mounted_on_host="127.0.0.1")
     endpoint = pushed.endpoint
+    assert isinstance(endpoint, IngestEndpoint)
 
     class MainHandler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -133,6 +139,7 @@ def test_endpoint_mounts_in_another_http_server() -> None:
 def test_respond_serves_a_server_that_already_read_the_body() -> None:
     pushed = HttpPushSource(HttpPushConfig(listen_host=None, bearer_token=SecretStr("t")))
     endpoint = pushed.endpoint
+    assert isinstance(endpoint, IngestEndpoint)
     body = b'{"r":1}\n'
     headers = {"content-length": str(len(body)), "authorization": "Bearer t"}
     assert endpoint.respond("POST", headers, body).status == 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import BinaryIO, Literal
+from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,7 +44,7 @@ class StdinConfig(BaseModel):
 class StdinSource:
     """A finite source: `lines()` ends at end of input; `commit` has nothing to record."""
 
-    def __init__(self, config: StdinConfig | None = None, *, stream: BinaryIO | None = None) -> None:
+    def __init__(self, config: StdinConfig | None = None, *, stream: IO[bytes] | None = None) -> None:
         self.config = config or StdinConfig()
         self.name = self.config.name
         self.stats = SourceStats()
