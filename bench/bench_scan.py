@@ -6,7 +6,7 @@ Why: `scan` is what RL teams run over rollout dumps instead of Relax's offline d
 - speed: the real command (`degeneration-exporter scan FILE -o report.json`, its defaults: every
   available core, the default verdict, start-up included) against a Relax-style diagnose pass in this
   process (read the JSONL, `json.loads` each line, the published window scan with intervals from
-  `detectors/_window_scan.py` at Relax's defaults, write a JSON report with every sample's intervals),
+  `detectors/compression/_window_scan.py` at Relax's defaults, write a JSON report with every sample's intervals),
   on one file of short replies and one of long ones; the ratio is wall-clock Relax / scan.
 - memory: peak resident memory of the whole `scan` process tree (parent and worker processes, summed,
   sampled from /proc every 20 ms) for files of N short replies; flat in N is the goal (<= 300 MB).
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from degeneration_exporter.detectors._window_scan import (
+from degeneration_exporter.detectors.compression._window_scan import (
     DEFAULT_STRIDE,
     DEFAULT_THRESHOLD,
     DEFAULT_WINDOW_SIZE,
