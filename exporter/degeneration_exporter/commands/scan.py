@@ -500,7 +500,6 @@ def _writers(args: argparse.Namespace) -> tuple[list[ReportWriter], list[Any]]:
     """The report writer (-o or stdout) and the --samples-out writer, with what closes their files."""
     from pathlib import Path
 
-    from ..errors import ConfigError
     from ..sinks.json_report import JsonlSamplesWriter, JsonReportWriter
     from ._table import TableWriter
 
