@@ -7,7 +7,8 @@ Why: `scan` is what RL teams run over rollout dumps instead of Relax's offline d
   available core, the default verdict, start-up included) against a Relax-style diagnose pass in this
   process (read the JSONL, `json.loads` each line, the published window scan with intervals from
   `detectors/compression/_window_scan.py` at Relax's defaults, write a JSON report with every
-  sample's intervals), on one file of short replies and one of long ones; the ratio is wall-clock Relax / scan.
+  sample's intervals), on one file of short replies and one of long ones; the ratio is wall-clock
+  Relax / scan.
 - memory: peak resident memory of the whole `scan` process tree (parent and worker processes, summed,
   sampled from /proc every 20 ms) for files of N short replies; flat in N is the goal (<= 300 MB).
 
