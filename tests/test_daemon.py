@@ -7,7 +7,6 @@ import signal
 import socket
 import ssl
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import bcrypt
@@ -20,11 +19,12 @@ from degeneration_exporter.config import load_settings
 from degeneration_exporter.daemon import Daemon
 from degeneration_exporter.errors import ConfigError
 from degeneration_exporter.pipeline import SourceRunner
-from degeneration_exporter.sources.base import Line, Position, SourceStats
+from degeneration_exporter.sources.base import Position
 from degeneration_exporter.sources.file_tail.positions import PositionsLock
 
 from tests.daemon_harness import DaemonProcess, free_port, total, wait_for
 from tests.log_lines import CLEAN, LEAK, LOOP, append, chat_line
+from tests.memory_source import ListSource
 from tests.sinks.otlp_receiver import start_receiver
 from tests.tls_cert import self_signed_cert
 
@@ -118,25 +118,6 @@ def test_bad_lines_never_kill_the_daemon(tmp_path: Path) -> None:
 # -- the per-line catch-all, in process --------------------------------------------------------------
 
 
-class _ListSource:
-    """A finite in-memory Source (the contract's smallest implementation)."""
-
-    def __init__(self, lines: list[bytes]) -> None:
-        self.name = "mem"
-        self.stats = SourceStats()
-        self.committed: list[Position] = []
-        self._lines = [Line(data, "mem.jsonl", i + 1, Position("k", i + 1)) for i, data in enumerate(lines)]
-
-    def lines(self) -> Iterator[Line]:
-        yield from self._lines
-
-    def commit(self, position: Position) -> None:
-        self.committed.append(position)
-
-    def close(self) -> None:
-        pass
-
-
 class _FailingOnLoopSink:
     """A sink with a bug: it raises on responses flagged as repetition."""
 
@@ -156,7 +137,7 @@ class _FailingOnLoopSink:
 def test_a_failing_sink_costs_one_line_counted_internal_and_the_line_is_committed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    source = _ListSource(
+    source = ListSource(
         [chat_line(CLEAN, n=0).rstrip(), chat_line(LOOP, n=1).rstrip(), chat_line(LEAK, n=2).rstrip()]
     )
     sink = _FailingOnLoopSink()
@@ -319,7 +300,7 @@ def test_custom_format_fields_reach_the_parser() -> None:
     from degeneration_exporter.formats.custom import CustomFormatOptions
 
     line = orjson.dumps({"out": {"text": LOOP, "why": "length"}, "meta": {"model": "m1"}})
-    source = _ListSource([line])
+    source = ListSource([line])
     seen: list[Classification] = []
 
     class _Collect:

@@ -9,7 +9,6 @@ can be relied on to trigger.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -21,10 +20,11 @@ from degeneration_exporter.classification.result import Classification
 from degeneration_exporter.errors import RejectReason
 from degeneration_exporter.pipeline import LinePipeline, PathLabels, SourceRunner
 from degeneration_exporter.record import Record
-from degeneration_exporter.sources.base import Line, Position, SourceStats
+from degeneration_exporter.sources.base import Line
 from degeneration_exporter.sources.dump_file import SkippedLine
 
 from tests.log_lines import CLEAN, LOOP
+from tests.memory_source import ListSource
 
 BAD_UTF8_RECORD = b'{"response": "caf\xe9 ' + LOOP.encode() + b'", "status": "truncated"}'
 GARBAGE = b"\x00\xff\xfe garbage"
@@ -45,23 +45,6 @@ class _BrokenOnMarker(Classifier):
         return super().classify(record)
 
 
-class _Source:
-    def __init__(self, lines: list[bytes]) -> None:
-        self.name = "mem"
-        self.stats = SourceStats()
-        self.committed: list[Position] = []
-        self._lines = [Line(d, "mem.jsonl", i + 1, Position("k", i + 1)) for i, d in enumerate(lines)]
-
-    def lines(self) -> Iterator[Line]:
-        yield from self._lines
-
-    def commit(self, position: Position) -> None:
-        self.committed.append(position)
-
-    def close(self) -> None:
-        pass
-
-
 class _Collect:
     def __init__(self) -> None:
         self.seen: list[Classification] = []
@@ -74,7 +57,7 @@ class _Collect:
 
 
 def test_daemon_counts_each_bad_line_once_and_classifies_bad_utf8_once() -> None:
-    source, sink = _Source(LINES), _Collect()
+    source, sink = ListSource(LINES), _Collect()
     runner = SourceRunner(source, None, Classifier(), [sink])
     for line in source.lines():
         runner.handle(line)
