@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -14,6 +12,7 @@ from degeneration_exporter.record import Record
 from degeneration_exporter.sinks.html_report import HtmlReportWriter
 
 from tests.log_lines import CLEAN, LEAK, LOOP
+from tests.test_scan import run_scan
 
 HOSTILE = "<script>alert(1)</script></textarea><img src=x onerror=alert(2)>"
 
@@ -37,18 +36,7 @@ def test_scan_writes_one_self_contained_page(tmp_path: Path) -> None:
     dump = tmp_path / "rollouts.jsonl"
     _dump(dump)
     out = tmp_path / "report.html"
-    cmd = [
-        sys.executable,
-        "-m",
-        "degeneration_exporter",
-        "scan",
-        str(dump),
-        "--format",
-        "html",
-        "-o",
-        str(out),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = run_scan(str(dump), "--format", "html", "-o", str(out))
     assert done.returncode == 0, done.stderr
     html = out.read_text(encoding="utf-8")
     _no_fetches(html)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ from selenium.webdriver.common.by import By
 
 from tests.daemon_harness import DaemonProcess
 from tests.log_lines import CLEAN, LEAK, LOOP, chat_line
+from tests.test_scan import run_scan
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -189,18 +188,7 @@ def test_html_report_renders_safely_with_the_same_highlighting(
     ]
     dump.write_bytes(b"\n".join(rows) + b"\n")
     out = tmp_path / "report.html"
-    cmd = [
-        sys.executable,
-        "-m",
-        "degeneration_exporter",
-        "scan",
-        str(dump),
-        "--format",
-        "html",
-        "-o",
-        str(out),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = run_scan(str(dump), "--format", "html", "-o", str(out))
     assert done.returncode == 0, done.stderr
     browser.get(out.as_uri())
     _no_script_ran(browser)
