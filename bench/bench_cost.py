@@ -31,7 +31,7 @@ from typing import Any
 from bench_detectors import DELTA_CHARS, per_delta_us
 from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.classification.result import Classification, FlagKind
-from degeneration_exporter.detectors.compression import scan_repetition
+from degeneration_exporter.detectors.compression.upstream import scan_repetition
 from degeneration_exporter.detectors.tandem import TandemRepeat
 from degeneration_exporter.record import FinishReason, Record
 
