@@ -200,13 +200,17 @@ def numbered_cycle(rng: random.Random) -> Case:
 
 
 def counting_run(rng: random.Random) -> Case:
-    """`17, 18, 19, ..., 431` or `1 2 3 ... 190`: numbers stepping by a constant."""
+    """`17, 18, 19, ..., 431` or `1 2 3 ... 190`: numbers stepping by a constant, after prose or after
+    other numbers written the same way (the run starts where the constant step does)."""
     start = rng.choice([1, rng.randint(0, 500), rng.randint(1000, 50_000)])
     step = rng.choice([1, 1, 2, 3, 5, 10])
     sep = rng.choice([", ", " ", "\n", "; ", ","])
     count = rng.randint(40, 450)
     body = sep.join(str(start + i * step) for i in range(count))
     lead = lead_in(rng)
+    if rng.random() < 0.5:  # after other numbers in the same shape: figures, a score table, a year
+        figures = [str(rng.randint(0, 3000)) for _ in range(rng.randint(1, 12))]
+        lead += sep.join(figures) + sep
     return Case(lead + body, len(lead), len(str(start)) + len(sep))
 
 

@@ -43,16 +43,22 @@ def _exact_numbers(nums: list[int], per_copy: int) -> bool:
     return per_copy == 0 or nums[per_copy:] == nums[:-per_copy]
 
 
-def _counts(nums: list[int], per_copy: int, min_terms: int) -> bool:
-    """Some number slot steps by one constant, non-zero amount over at least `min_terms` copies."""
+def _counting_start(nums: list[int], per_copy: int, min_terms: int) -> int | None:
+    """The copy where some number slot starts stepping by one constant, non-zero amount for at least
+    `min_terms` copies in a row, or None. In a row, not throughout: the repeat of `0, ` also takes in
+    figures written the same way before the run (a table, a score, a year); the run starts where the
+    constant step does."""
     for slot in range(per_copy):
         seq = nums[slot::per_copy]
         if len(seq) < min_terms:
             continue
-        step = seq[1] - seq[0]
-        if step and all(b - a == step for a, b in pairwise(seq)):
-            return True
-    return False
+        first, step = 0, None
+        for i, (a, b) in enumerate(pairwise(seq)):
+            if b - a != step or not step:
+                first, step = i, b - a
+            if step and i + 2 - first >= min_terms:
+                return first
+    return None
 
 
 def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
@@ -84,8 +90,11 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
     exact = wordy or _exact_numbers(nums, per_copy)
     family: Family | None = None
     if not exact:
-        if period <= params.max_counting_unit_chars and _counts(nums, per_copy, params.min_counting_terms):
+        counting = _counting_start(nums, per_copy, params.min_counting_terms)
+        if period <= params.max_counting_unit_chars and counting is not None:
             family = "counting"
+            start += counting * rep.period  # folded copies of a counting run have one length
+            copies -= counting
     elif not letters:
         visible = len(b[start : rep.end].strip().decode("utf-8", "ignore"))  # the rule, not the space around
         if visible >= params.min_symbol_chars and copies >= params.min_copies:
@@ -153,5 +162,11 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
             best, best_start = loop, rep.start
     if best is None:
         return None
-    onset = reader_onset(text, best.onset, best.period)  # once, for the loop reported
+    # Once, for the loop reported; a counting run starts at the first number of its step (the figures
+    # before it fold to the same copies, so no near copies are walked back).
+    if best.family == "counting":
+        first = _NUMBER.search(text, best.onset, best.onset + best.period)
+        onset = first.start() if first else best.onset
+    else:
+        onset = reader_onset(text, best.onset, best.period)
     return replace(best, onset=onset, unit=text[onset : onset + best.period])
