@@ -256,7 +256,9 @@ FAMILIES: dict[str, Callable[[random.Random], Case]] = {
 
 
 def _prose_pair(rng: random.Random) -> tuple[str, str]:
-    a, b = rng.sample(clean_prose(), 2)
+    """Two clean texts of a sentence or more: an exemption sits inside prose, not at the text's end
+    (a one-character clean reply after a quote would make the quote end the text, a known limit)."""
+    a, b = rng.sample([t for t in clean_prose() if len(t) >= 80], 2)
     return a[:600], b[:600]
 
 
