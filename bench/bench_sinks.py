@@ -7,6 +7,7 @@ Run: `.venv/bin/python bench/bench_sinks.py`; copy the table into docs/benchmark
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -86,6 +87,7 @@ def _per_call_us(fn: Callable[[int], object]) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     results = _results()
     measurer = Measurer()
     prom = PrometheusSink(registry=CollectorRegistry(), leak_tokens=["<|im_end|>"])
