@@ -124,3 +124,24 @@ def test_scan_results_travel_back_without_text_unless_the_report_shows_it(tmp_pa
     lean = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump))).samples[0]
     full = scan_piece(ScanJob(ClassifierConfig(), keep_text=True), Piece(str(dump))).samples[0]
     assert getattr(lean, "text") == "" and getattr(full, "text") == LOOP  # noqa: B009
+
+
+def _chunk(request_id: str, content: str, finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": {"content": content}, "finish_reason": finish}
+    return orjson.dumps(
+        {"id": request_id, "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    )
+
+
+def test_a_held_stream_keeps_its_own_file_when_a_chunk_of_another_file_releases_it() -> None:
+    """The usage wait: a finished stream of /runs/a is released by the next request's chunk, read
+    from /runs/b; its path, line and path-derived run stay /runs/a's."""
+    labels = PathLabels(run_from_path=r"/runs/(?P<run>[^/]+)/")
+    pipeline = LinePipeline(Classifier(), "openai_chunk", lambda *_: None, labels=labels, await_usage=True)
+    a, b = "/runs/a/chunks.jsonl", "/runs/b/chunks.jsonl"
+    assert pipeline.process(Line(_chunk("ra", CLEAN), a, 1)) == []
+    assert pipeline.process(Line(_chunk("ra", "", "stop"), a, 2)) == []  # held for its usage chunk
+    [released] = pipeline.process(Line(_chunk("rb", CLEAN), b, 1))
+    assert (released.path, released.line, released.run, released.finish_reason.value) == (a, 2, "a", "stop")
+    [aborted] = pipeline.close()
+    assert (aborted.path, aborted.run, aborted.finish_reason.value) == (b, "b", "abort")

@@ -146,7 +146,7 @@ class LinePipeline:
         try:
             for item in self._items(line):
                 if isinstance(item, Delta):
-                    out += self.streams.feed(item, line.line_no)
+                    out += self.streams.feed(item, line.line_no, line.origin)
                 else:
                     out.append(self._classifier.classify(item))
         except RecordError as exc:
@@ -180,6 +180,8 @@ class LinePipeline:
             return []  # already counted as `encoding`: one count per line
 
     def _stamp(self, result: Classification, origin: str | None, line_no: int | None) -> Classification:
+        if result.path is not None:  # a stream: its own file, whichever line or timer released it
+            origin = result.path
         if result.line is not None:  # a stream released after its finishing line
             line_no = result.line
         if self._labels is None or origin is None:
