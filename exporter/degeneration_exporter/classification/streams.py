@@ -21,9 +21,9 @@ Bounds (a server log can hold any number of never-finished streams):
   the chunk says `usage_follows` (the OpenAI API writes `"usage": null` on the earlier chunks),
   or, with `await_usage=True`, always (vLLM writes no hint). The next chunk of another request,
   vLLM's `streaming complete` line of the same one (its `<N tokens>` count joins), `expire()`
-  after `usage_wait` seconds, or `close()` releases a held stream (never as ABORT). `scan` calls
-  `close()` at the end. The daemon keeps `await_usage` off: nothing calls it between lines of a
-  quiet log.
+  after `usage_wait` seconds, or `close()` releases a held stream (never as ABORT). The daemon
+  runs `expire()` on a timer at least every `usage_wait / 2` (pipeline.py), so a quiet log's last
+  reply waits at most about 1.5 x `usage_wait`; `scan` calls `close()` at the end.
 - a stream's result carries the `origin` (file) it was read from, and a held one the line of its
   finishing chunk, so one released later (by a chunk of another file, by the timer) keeps its own
   path, line and path-derived labels.
