@@ -258,7 +258,8 @@ class SourceRunner:
     streamed response that finished without a token count is held up to `usage_wait` for the
     usage-only chunk vLLM sends after it with `stream_options.include_usage` (vLLM gives no hint
     that one follows); a timer releases it when none comes. At `stop()` held responses are
-    released as they finished and streams still open are counted as aborted.
+    released as they finished and streams still open are counted as aborted. A crash (SIGKILL)
+    loses both: their lines were committed as they were read (a stream is not at-least-once).
     """
 
     def __init__(
