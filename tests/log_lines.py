@@ -1,4 +1,4 @@
-"""Hand-built log lines for daemon tests: OpenAI chat completions and Relax rollout records.
+"""Hand-built log lines for daemon tests: OpenAI chat completions and chunks, Relax rollout records.
 
 Texts are chosen so the default verdict is known: `CLEAN` never loops, `LOOP` repeats one
 sentence 40 times, `LEAK` carries a ChatML end token.
@@ -38,6 +38,37 @@ def chat_line(text: str, finish_reason: str = "stop", model: str = "Qwen/Qwen3-8
                     "total_tokens": 10 + max(1, len(text) // 4),
                 },
             }
+        )
+        + b"\n"
+    )
+
+
+def chunk_line(request_id: str, content: str, finish_reason: str | None = None) -> bytes:
+    """One `chat.completion.chunk` as vLLM writes it (no `usage` key: no hint a usage chunk follows)."""
+    return (
+        orjson.dumps(
+            {
+                "id": request_id,
+                "object": "chat.completion.chunk",
+                "created": 1768000000,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish_reason}],
+            }
+        )
+        + b"\n"
+    )
+
+
+def usage_line(request_id: str, completion_tokens: int) -> bytes:
+    """The usage-only chunk vLLM sends after the finish chunk with `stream_options.include_usage`."""
+    usage = {
+        "prompt_tokens": 9,
+        "completion_tokens": completion_tokens,
+        "total_tokens": 9 + completion_tokens,
+    }
+    return (
+        orjson.dumps(
+            {"id": request_id, "object": "chat.completion.chunk", "model": "m", "choices": [], "usage": usage}
         )
         + b"\n"
     )

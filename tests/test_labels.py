@@ -10,8 +10,10 @@ from degeneration_exporter.classification.labels import (
     UNKNOWN_VALUE,
     BoundedLabel,
     LabelLimits,
+    leak_token_label,
     sanitize_label_value,
 )
+from degeneration_exporter.detectors.template_leak import FAMILIES
 from pydantic import ValidationError
 
 
@@ -99,6 +101,37 @@ def test_without_ttl_nothing_expires() -> None:
 )
 def test_sanitises_values(raw: object, expected: str) -> None:
     assert sanitize_label_value(raw) == expected
+
+
+def test_leak_tokens_label_as_themselves_but_stripped_roles_newlines_read_as_escapes() -> None:
+    """Only `stripped_roles` changes among the families: its newlines read as backslash-n instead of
+    being collapsed away (`user` said nothing about a leaked template turn)."""
+    changed = {
+        token: leak_token_label(token)
+        for tokens in FAMILIES.values()
+        for token in tokens
+        if leak_token_label(token) != token
+    }
+    assert changed == {
+        "\nsystem\n": "\\nsystem\\n",
+        "\nuser\n": "\\nuser\\n",
+        "\nassistant\n": "\\nassistant\\n",
+    }
+    assert all(sanitize_label_value(label) == label for label in changed.values())  # survives the bound
+
+
+@pytest.mark.parametrize(
+    ("token", "label"),
+    [
+        ("\n\nHuman:", "\\n\\nHuman:"),
+        ("a\tb\r", "a\\tb\\r"),
+        ("\x00\x7f", "\\x00\\x7f"),
+        ("line\u2028separator\xa0nbsp", "line\\u2028separator\\xa0nbsp"),
+        ("<｜User｜> spaced", "<｜User｜> spaced"),
+    ],
+)
+def test_leak_token_label_escapes_what_sanitising_would_drop_or_collapse(token: str, label: str) -> None:
+    assert leak_token_label(token) == label and sanitize_label_value(label) == label
 
 
 def test_cuts_long_values_so_two_long_values_may_share_a_series() -> None:

@@ -9,6 +9,7 @@ can be relied on to trigger.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
@@ -18,7 +19,7 @@ from degeneration_exporter.batch.plan import Piece
 from degeneration_exporter.classification.classify import Classifier, ClassifierConfig
 from degeneration_exporter.classification.result import Classification
 from degeneration_exporter.errors import RejectReason
-from degeneration_exporter.pipeline import LinePipeline, PathLabels, SourceRunner
+from degeneration_exporter.pipeline import LinePipeline, PathLabels, SourceRunner, expiry_interval
 from degeneration_exporter.record import Record
 from degeneration_exporter.sources.base import Line
 from degeneration_exporter.sources.dump_file import SkippedLine
@@ -124,3 +125,48 @@ def test_scan_results_travel_back_without_text_unless_the_report_shows_it(tmp_pa
     lean = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump))).samples[0]
     full = scan_piece(ScanJob(ClassifierConfig(), keep_text=True), Piece(str(dump))).samples[0]
     assert getattr(lean, "text") == "" and getattr(full, "text") == LOOP  # noqa: B009
+
+
+def _chunk(request_id: str, content: str, finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": {"content": content}, "finish_reason": finish}
+    return orjson.dumps(
+        {"id": request_id, "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    )
+
+
+def test_a_held_stream_keeps_its_own_file_when_a_chunk_of_another_file_releases_it() -> None:
+    """The usage wait: a finished stream of /runs/a is released by the next request's chunk, read
+    from /runs/b; its path, line and path-derived run stay /runs/a's."""
+    labels = PathLabels(run_from_path=r"/runs/(?P<run>[^/]+)/")
+    pipeline = LinePipeline(Classifier(), "openai_chunk", lambda *_: None, labels=labels, await_usage=True)
+    a, b = "/runs/a/chunks.jsonl", "/runs/b/chunks.jsonl"
+    assert pipeline.process(Line(_chunk("ra", CLEAN), a, 1)) == []
+    assert pipeline.process(Line(_chunk("ra", "", "stop"), a, 2)) == []  # held for its usage chunk
+    [released] = pipeline.process(Line(_chunk("rb", CLEAN), b, 1))
+    assert (released.path, released.line, released.run, released.finish_reason.value) == (a, 2, "a", "stop")
+    [aborted] = pipeline.close()
+    assert (aborted.path, aborted.run, aborted.finish_reason.value) == (b, "b", "abort")
+
+
+def test_the_runner_holds_a_finished_stream_and_its_stop_counts_it_once_as_it_finished() -> None:
+    source, sink = ListSource([_chunk("r1", LOOP), _chunk("r1", "", "length")]), _Collect()
+    runner = SourceRunner(source, "openai_chunk", Classifier(), [sink], usage_wait=timedelta(minutes=1))
+    for line in source.lines():
+        runner.handle(line)
+    runner.expire_streams()
+    assert sink.seen == [] and len(source.committed) == 2  # held: no count yet, maybe a usage chunk
+    runner.stop()
+    assert [(r.line, r.finish_reason.value, r.kinds[:1]) for r in sink.seen] == [
+        (2, "length", ["repetition"])
+    ]
+    assert source.stats.streams_expired == 0 and runner.counts.responses == 1
+
+
+@pytest.mark.parametrize(
+    ("idle", "wait", "every"),
+    [(300.0, 1.0, 0.5), (300.0, 60.0, 5.0), (2.0, 1.0, 0.5), (1.0, 30.0, 0.25), (0.01, 0.01, 0.05)],
+)
+def test_the_runner_timer_runs_at_least_every_half_usage_wait(idle: float, wait: float, every: float) -> None:
+    """At most a quarter of the idle timeout, at most 5 s, at most half the usage wait (a held
+    response then waits at most 1.5 x the wait), but never a busy loop under 0.05 s."""
+    assert expiry_interval(timedelta(seconds=idle), timedelta(seconds=wait)) == every

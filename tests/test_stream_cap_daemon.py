@@ -8,23 +8,7 @@ from pathlib import Path
 import orjson
 
 from tests.daemon_harness import DaemonProcess, total
-from tests.log_lines import LOOP, append
-
-
-def chunk_line(request_id: str, content: str, finish_reason: str | None = None) -> bytes:
-    """One OpenAI `chat.completion.chunk` as a JSONL line."""
-    return (
-        orjson.dumps(
-            {
-                "id": request_id,
-                "object": "chat.completion.chunk",
-                "created": 1768000000,
-                "model": "m",
-                "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish_reason}],
-            }
-        )
-        + b"\n"
-    )
+from tests.log_lines import LOOP, append, chunk_line
 
 
 def test_long_stream_keeps_verdict_and_length_and_old_cap_key_only_warns(tmp_path: Path) -> None:

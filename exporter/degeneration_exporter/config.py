@@ -50,7 +50,7 @@ from pydantic_settings import (
 )
 
 from .classification.classify import ClassifierConfig
-from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS
+from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS, USAGE_WAIT
 from .detectors import DETECTORS
 from .errors import ConfigError
 from .formats import FORMATS, CustomFormatOptions
@@ -144,6 +144,15 @@ class _PipelineOptions(BaseModel):
         le=timedelta(days=1),
         description="A streamed response with no chunk this long is closed as abort, on a timer "
         "(streams_expired_total).",
+    )
+    usage_wait: timedelta = Field(
+        timedelta(seconds=USAGE_WAIT),
+        gt=timedelta(0),
+        le=timedelta(minutes=1),
+        description="A streamed response that finished without a token count waits this long for the "
+        "usage-only chunk sent after it with `stream_options.include_usage` (vLLM gives no hint that "
+        "one follows), then is counted without one; checked at least every half of it, so the wait "
+        "is at most 1.5 times this.",
     )
 
     @field_validator("format")

@@ -184,6 +184,7 @@ class Daemon:
                     labels=path_labels(config),
                     max_open_streams=config.max_open_streams,
                     stream_idle_timeout=config.stream_idle_timeout,
+                    usage_wait=config.usage_wait,
                 )
                 if config.max_stream_chars is not None:
                     log.warning(

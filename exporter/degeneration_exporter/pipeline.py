@@ -25,7 +25,12 @@ from datetime import timedelta
 
 from .classification.classify import Classifier
 from .classification.result import Classification
-from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS, StreamAssembler
+from .classification.streams import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_OPEN_STREAMS,
+    USAGE_WAIT,
+    StreamAssembler,
+)
 from .errors import EncodingError, LineTooLong, RecordError, RejectReason
 from .formats.custom import CustomFormatOptions
 from .formats.lines import LineParser
@@ -34,7 +39,7 @@ from .sinks.base import Sink
 from .sources.base import Line, Source
 from .sources.dump_file import SkippedLine
 
-__all__ = ["LineCounts", "LinePipeline", "PathLabels", "RejectFn", "SourceRunner"]
+__all__ = ["LineCounts", "LinePipeline", "PathLabels", "RejectFn", "SourceRunner", "expiry_interval"]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +102,7 @@ class LinePipeline:
         custom_fields: CustomFormatOptions | None = None,
         labels: PathLabels | None = None,
         await_usage: bool = False,
+        usage_wait: timedelta = timedelta(seconds=USAGE_WAIT),
         max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
         stream_idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
@@ -109,6 +115,7 @@ class LinePipeline:
         self.streams = StreamAssembler(
             classifier,
             await_usage=await_usage,
+            usage_wait=usage_wait.total_seconds(),
             max_open_streams=max_open_streams,
             idle_timeout=stream_idle_timeout,
         )
@@ -146,7 +153,7 @@ class LinePipeline:
         try:
             for item in self._items(line):
                 if isinstance(item, Delta):
-                    out += self.streams.feed(item, line.line_no)
+                    out += self.streams.feed(item, line.line_no, line.origin)
                 else:
                     out.append(self._classifier.classify(item))
         except RecordError as exc:
@@ -180,6 +187,8 @@ class LinePipeline:
             return []  # already counted as `encoding`: one count per line
 
     def _stamp(self, result: Classification, origin: str | None, line_no: int | None) -> Classification:
+        if result.path is not None:  # a stream: its own file, whichever line or timer released it
+            origin = result.path
         if result.line is not None:  # a stream released after its finishing line
             line_no = result.line
         if self._labels is None or origin is None:
@@ -235,11 +244,22 @@ class _RateLimitedLog:
             log.warning(message, *args, extra=extra)
 
 
+def expiry_interval(stream_idle_timeout: timedelta, usage_wait: timedelta) -> float:
+    """Seconds between `SourceRunner`'s expiry runs: a quarter of the idle timeout (at most 5 s)
+    and at most half the usage wait, never under 0.05 s (a busy loop would starve the lines)."""
+    idle, wait = stream_idle_timeout.total_seconds(), usage_wait.total_seconds()
+    return max(min(idle / 4, 5.0, wait / 2), 0.05)
+
+
 class SourceRunner:
     """Runs one source in its own thread: every line through the `LinePipeline`, then every sink.
 
-    `handle(line)` is the whole per-line path (public so tests drive it without a thread). Streams
-    still open at `stop()` are counted as aborted.
+    `handle(line)` is the whole per-line path (public so tests drive it without a thread). A
+    streamed response that finished without a token count is held up to `usage_wait` for the
+    usage-only chunk vLLM sends after it with `stream_options.include_usage` (vLLM gives no hint
+    that one follows); a timer releases it when none comes. At `stop()` held responses are
+    released as they finished and streams still open are counted as aborted. A crash (SIGKILL)
+    loses both: their lines were committed as they were read (a stream is not at-least-once).
     """
 
     def __init__(
@@ -253,6 +273,7 @@ class SourceRunner:
         labels: PathLabels | None = None,
         max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
         stream_idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
+        usage_wait: timedelta = timedelta(seconds=USAGE_WAIT),
     ) -> None:
         self.source = source
         self.counts = LineCounts()
@@ -263,13 +284,16 @@ class SourceRunner:
             self._reject,
             custom_fields=custom_fields,
             labels=labels,
+            await_usage=True,
+            usage_wait=usage_wait,
             max_open_streams=max_open_streams,
             stream_idle_timeout=stream_idle_timeout,
         )
         self._sinks = tuple(sinks)
         # Streams never finished are expired on a timer too, not only when another chunk arrives
         # (1,000 open streams held 301 MB for 400 s): a second thread, so the pipeline is locked.
-        self._expire_every = min(max(stream_idle_timeout.total_seconds() / 4, 0.05), 5.0)
+        # At least every usage_wait / 2, so a held response waits at most 1.5 x usage_wait.
+        self._expire_every = expiry_interval(stream_idle_timeout, usage_wait)
         self._handle_lock = threading.Lock()
         self._expiry: threading.Thread | None = None
         self._stopping = threading.Event()

@@ -101,8 +101,50 @@ def test_a_held_reply_is_released_by_expire_after_the_usage_wait(shape: str) -> 
     assert assembler.stats.finished == 1 and assembler.stats.idle_closed == 0
 
 
-def test_without_a_hint_the_daemon_default_emits_at_the_finish_chunk() -> None:
-    """A quiet log must not keep its last reply: nothing calls the daemon's assembler between lines."""
+def test_without_await_usage_a_reply_without_a_hint_is_emitted_at_the_finish_chunk() -> None:
+    """The assembler's default: only a reader that releases held replies (a timer, `close()`) waits."""
     assembler = StreamAssembler(Classifier())
     [reply] = feed(assembler, stream("v", "vllm"))
-    assert reply.output_tokens is None  # the usage chunk, if any, comes too late (documented)
+    assert reply.output_tokens is None  # the usage chunk, if any, comes too late
+
+
+def test_the_usage_wait_is_the_callers() -> None:
+    now = [0.0]
+    assembler = StreamAssembler(Classifier(), clock=lambda: now[0], await_usage=True, usage_wait=5.0)
+    assert feed(assembler, stream("w", "vllm")) == []
+    now[0] += 4.9
+    assert assembler.expire() == []
+    now[0] += 0.1
+    [reply] = assembler.expire()
+    assert reply.finish_reason is FinishReason.LENGTH and reply.output_tokens is None
+
+
+VLLM_HEADER = "(APIServer pid=1) INFO 11-07 04:35:31 [logger.py:71] Generated response chatcmpl-v1"
+
+
+@pytest.mark.parametrize(
+    ("complete", "count"), [("<streaming_complete: 42 tokens>", 42), ("'Yes. Yes.'", None)]
+)
+def test_vllm_streaming_complete_line_settles_a_held_reply_at_once(complete: str, count: int | None) -> None:
+    """A vLLM log without token ids: the finish delta is held, its `streaming complete` line ends the
+    wait right away (no timer needed), with the `<N tokens>` count when it says one."""
+    parser, assembler = LineParser("vllm_log"), StreamAssembler(Classifier(), await_usage=True, usage_wait=60)
+    lines = [
+        f"{VLLM_HEADER} (streaming delta): output: 'Yes.', finish_reason: None",
+        f"{VLLM_HEADER} (streaming delta): output: ' Yes.', finish_reason: length",
+        f"{VLLM_HEADER} (streaming complete): output: {complete}, finish_reason: streaming_complete",
+    ]
+    done = []
+    for n, line in enumerate(lines, 1):
+        for delta in parser.parse_items(line.encode()):
+            assert isinstance(delta, Delta)
+            done.append((n, assembler.feed(delta, n, "vllm.log")))
+    assert [(n, len(out)) for n, out in done] == [(1, 0), (2, 0), (3, 1)]
+    [reply] = done[-1][1]
+    assert (reply.finish_reason, reply.output_tokens, reply.line, reply.path) == (
+        FinishReason.LENGTH,
+        count,
+        2,
+        "vllm.log",
+    )
+    assert assembler.stats.ignored_chunks == 1 and assembler.stats.finished == 1

@@ -99,6 +99,17 @@ def test_pushes_counters_with_genai_attribute_names(receiver: OtlpReceiver) -> N
     assert fired.value == 2
 
 
+def test_a_stripped_role_token_has_the_same_printable_attribute_as_the_prometheus_label(
+    receiver: OtlpReceiver,
+) -> None:
+    sink: Sink = OtlpSink(_config(receiver), leak_tokens=["<|im_end|>", "\nuser\n"])
+    sink.emit("verl", looping(leaks={"\nuser\n": 2}))
+    sink.close()
+    receiver.wait_for_export()
+    leaked = _one(receiver, "degeneration.template_leak.tokens", **{"degeneration.token": "\\nuser\\n"})
+    assert leaked.value == 2
+
+
 def test_resource_names_the_service_unless_the_environment_does(
     receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:

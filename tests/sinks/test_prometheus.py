@@ -21,7 +21,7 @@ from degeneration_exporter.sinks.prometheus import DEFAULT_PORT, PrometheusSink,
 from degeneration_exporter.sources.base import SourceStats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
@@ -102,6 +102,28 @@ def test_leaked_tokens_outside_the_configured_list_count_as_other(registry: Coll
     assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="other") == 3
     assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="<|weird|>") is None
     assert _value(registry, "degeneration_label_overflow_total", source="a", label="token") == 2
+
+
+def test_stripped_role_tokens_keep_a_readable_value_in_the_list_and_on_the_wire(
+    registry: CollectorRegistry,
+) -> None:
+    """`\\nuser\\n` (backslash, n) on the scrape, not `user`, and a configured list naming the
+    token keeps it instead of folding it into `other`."""
+    sink = PrometheusSink(registry=registry, leak_tokens=["<|im_end|>", "\nuser\n", "\nassistant\n"])
+    sink.emit("verl", looping(leaks={"\nuser\n": 2, "\nassistant\n": 1}))
+    sm = {"source": "verl", "model_name": "qwen3-8b"}
+    assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="\\nuser\\n") == 2
+    assert _value(registry, "degeneration_template_leak_tokens_total", **sm, token="\\nassistant\\n") == 1
+    assert _value(registry, "degeneration_label_overflow_total", source="verl", label="token") is None
+    exposition = generate_latest(registry).decode()
+    assert 'token="\\\\nuser\\\\n"' in exposition  # the exposition escapes the backslash itself
+    tokens = {
+        s.labels["token"]
+        for family in text_string_to_metric_families(exposition)
+        for s in family.samples
+        if s.name == "degeneration_template_leak_tokens_total"
+    }
+    assert tokens == {"\\nuser\\n", "\\nassistant\\n"}
 
 
 def test_loop_cost_and_histograms_follow_the_response(registry: CollectorRegistry) -> None:

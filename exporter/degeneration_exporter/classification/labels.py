@@ -25,6 +25,7 @@ __all__ = [
     "UNKNOWN_VALUE",
     "BoundedLabel",
     "LabelLimits",
+    "leak_token_label",
     "sanitize_label_value",
 ]
 
@@ -33,6 +34,8 @@ UNKNOWN_VALUE = "unknown"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _SPACES = re.compile(r"\s+")
+_MANGLED = re.compile(r"[\x00-\x1f\x7f-\x9f]|[^\S ]")
+"""One character `sanitize_label_value` drops (control) or collapses (whitespace but the space)."""
 
 
 class LabelLimits(BaseModel, frozen=True, extra="forbid"):
@@ -75,6 +78,22 @@ def sanitize_label_value(raw: object, max_length: int = 128) -> str:
     if not text:
         return UNKNOWN_VALUE
     return text[:max_length]
+
+
+def leak_token_label(token: str) -> str:
+    r"""The `token` label value of a leaked token: the token with the characters
+    `sanitize_label_value` would drop or collapse (controls, whitespace but the space) escaped as
+    Python writes them, so the `stripped_roles` token newline-user-newline is the printable
+    `\nuser\n` (backslash, n) in legends, alert texts and PromQL (`token="\\nuser\\n"`).
+
+    Why: sanitising alone made that token `user`, a bare word that no longer says a template turn
+    leaked (and did not match a configured token list, so it folded into `other`). Every token that
+    sanitising left intact (every family but `stripped_roles`) keeps its value; the value is still
+    cut to `max_value_length` like any label.
+    """
+    if _MANGLED.search(token) is None:
+        return token
+    return _MANGLED.sub(lambda found: repr(found[0])[1:-1], token)
 
 
 class BoundedLabel:

@@ -19,10 +19,14 @@ Bounds (a server log can hold any number of never-finished streams):
 - with `stream_options.include_usage` the server sends a usage-only chunk right after the finish
   chunk; a stream that finished without a count is held for it (its count joins the reply) when
   the chunk says `usage_follows` (the OpenAI API writes `"usage": null` on the earlier chunks),
-  or, with `await_usage=True`, always (vLLM writes no hint; for one-shot readers such as `scan`,
-  which call `close()` at the end). The next chunk of another request, `expire()` after
-  `USAGE_WAIT` seconds, or `close()` releases a held stream without a count (never as ABORT).
-  The daemon keeps `await_usage` off: nothing calls it between lines of a quiet log.
+  or, with `await_usage=True`, always (vLLM writes no hint). The next chunk of another request,
+  vLLM's `streaming complete` line of the same one (its `<N tokens>` count joins), `expire()`
+  after `usage_wait` seconds, or `close()` releases a held stream (never as ABORT). The daemon
+  runs `expire()` on a timer at least every `usage_wait / 2` (pipeline.py), so a quiet log's last
+  reply waits at most about 1.5 x `usage_wait`; `scan` calls `close()` at the end.
+- a stream's result carries the `origin` (file) it was read from, and a held one the line of its
+  finishing chunk, so one released later (by a chunk of another file, by the timer) keeps its own
+  path, line and path-derived labels.
 
 The request id keys the streams and goes into `Record.identity` for reports; it never becomes a
 label. The clock is injected (monotonic seconds). Not thread-safe: one assembler per source thread.
@@ -52,7 +56,7 @@ __all__ = [
 DEFAULT_MAX_OPEN_STREAMS = 1024
 DEFAULT_IDLE_TIMEOUT = timedelta(minutes=5)
 USAGE_WAIT = 1.0
-"""Seconds `expire()` keeps a finished stream waiting for its usage-only chunk."""
+"""Default seconds `expire()` keeps a finished stream waiting for its usage-only chunk."""
 
 _Key = tuple[str, int]
 
@@ -85,6 +89,8 @@ class _OpenStream:
     token_count: int | None = None
     max_tokens: int | None = None
     finish: FinishReason = FinishReason.UNKNOWN
+    origin: str | None = None
+    """Where the caller read the stream's first chunk (a file path), for a result released later."""
     finish_line: int | None = None
     """The caller's line number of the finishing chunk, for a stream held for its usage chunk."""
 
@@ -99,17 +105,21 @@ class StreamAssembler:
         max_open_streams: int = DEFAULT_MAX_OPEN_STREAMS,
         idle_timeout: timedelta = DEFAULT_IDLE_TIMEOUT,
         await_usage: bool = False,
+        usage_wait: float = USAGE_WAIT,
         clock: Callable[[], float] = time.monotonic,
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
         if max_open_streams < 1:
             raise ValueError("max_open_streams must be at least 1")
+        if usage_wait < 0:
+            raise ValueError("usage_wait must not be negative")
         self._classifier = classifier
         self._max_open = max_open_streams
         self._idle = idle_timeout.total_seconds()
         self._clock = clock
         self._on_finding = on_finding
         self._await_usage = await_usage
+        self._usage_wait = usage_wait
         self._open: OrderedDict[_Key, _OpenStream] = OrderedDict()
         self._closed: OrderedDict[_Key, None] = OrderedDict()
         self._held: OrderedDict[_Key, _OpenStream] = OrderedDict()
@@ -120,11 +130,13 @@ class StreamAssembler:
         """How many responses are in flight."""
         return len(self._open)
 
-    def feed(self, delta: Delta, line: int | None = None) -> list[Classification]:
+    def feed(self, delta: Delta, line: int | None = None, origin: str | None = None) -> list[Classification]:
         """Take one chunk; return the responses it finished (plus any closed as idle or evicted).
 
-        `line`: where the caller read the chunk; a response held for its usage chunk and released
-        later carries the line of its finishing chunk as `Classification.line`."""
+        `line`, `origin`: where the caller read the chunk. A response this chunk does not end (held
+        and released later, expired, evicted) carries its first chunk's `origin` as
+        `Classification.path` and, if it was held, its finishing chunk's `line`; the caller stamps
+        the others."""
         done = self.expire()
         if self._held:  # finished before this chunk: they go first
             done[:0] = self._release_held(delta)
@@ -134,7 +146,7 @@ class StreamAssembler:
             if key in self._closed or not _starts_stream(delta):
                 self.stats.ignored_chunks += 1
                 return done
-            state = self._start(key, done)
+            state = self._start(key, done, origin)
         else:
             self._open.move_to_end(key)
         state.last_seen = self._clock()
@@ -147,7 +159,7 @@ class StreamAssembler:
         if delta.whole_text:
             if not state.content_chars and delta.content:  # no deltas were logged: the whole text stands in
                 self._feed_text(state, delta.content, "content")
-            done.append(self._close(key, FinishReason.UNKNOWN))
+            done.append(self._close(key, FinishReason.UNKNOWN, by_this_chunk=True))
             self.stats.finished += 1
             return done
         if delta.reasoning:
@@ -160,7 +172,7 @@ class StreamAssembler:
             if uncounted and state.token_count is None:
                 self._hold(key, delta.finish_reason, line)  # its usage-only chunk may come next
             else:
-                done.append(self._close(key, delta.finish_reason))
+                done.append(self._close(key, delta.finish_reason, by_this_chunk=True))
         return done
 
     def _hold(self, key: _Key, reason: FinishReason, line: int | None) -> None:
@@ -177,10 +189,11 @@ class StreamAssembler:
             keys = list(self._held)
         else:
             keys = [k for k in self._held if k[0] != delta.request_id]
-            if _is_usage_only(delta):
+            if _settles_held(delta):
                 mine = [k for k in self._held if k[0] == delta.request_id]
                 if mine == [(delta.request_id, 0)]:  # usage counts all choices: one choice only
-                    self._held[mine[0]].output_tokens = delta.output_tokens
+                    count = delta.output_tokens if delta.output_tokens is not None else delta.token_count
+                    self._held[mine[0]].output_tokens = count
                 keys.extend(mine)
         done = []
         for key in keys:
@@ -190,10 +203,10 @@ class StreamAssembler:
 
     def expire(self) -> list[Classification]:
         """Close streams idle for `idle_timeout` as ABORT (oldest activity first); release finished
-        streams that waited `USAGE_WAIT` seconds for a usage chunk."""
+        streams that waited `usage_wait` seconds for a usage chunk."""
         done: list[Classification] = []
         if self._held:
-            waited = self._clock() - USAGE_WAIT
+            waited = self._clock() - self._usage_wait
             for key in [k for k, s in self._held.items() if s.last_seen <= waited]:
                 state = self._held.pop(key)
                 done.append(self._finish(key, state, state.finish))
@@ -213,12 +226,12 @@ class StreamAssembler:
         self.stats.idle_closed += len(aborted)
         return done + aborted
 
-    def _start(self, key: _Key, done: list[Classification]) -> _OpenStream:
+    def _start(self, key: _Key, done: list[Classification], origin: str | None) -> _OpenStream:
         if len(self._open) >= self._max_open:
             oldest = next(iter(self._open))
             done.append(self._close(oldest, FinishReason.ABORT))
             self.stats.evicted += 1
-        state = _OpenStream(self._classifier.open_stream(), self._clock())
+        state = _OpenStream(self._classifier.open_stream(), self._clock(), origin=origin)
         self._open[key] = state
         self.stats.opened += 1
         return state
@@ -239,12 +252,16 @@ class StreamAssembler:
         if len(self._closed) > self._max_open:
             self._closed.popitem(last=False)
 
-    def _close(self, key: _Key, reason: FinishReason) -> Classification:
+    def _close(self, key: _Key, reason: FinishReason, *, by_this_chunk: bool = False) -> Classification:
         state = self._open.pop(key)
         self._remember_closed(key)
-        return self._finish(key, state, reason)
+        return self._finish(key, state, reason, by_this_chunk=by_this_chunk)
 
-    def _finish(self, key: _Key, state: _OpenStream, reason: FinishReason) -> Classification:
+    def _finish(
+        self, key: _Key, state: _OpenStream, reason: FinishReason, *, by_this_chunk: bool = False
+    ) -> Classification:
+        """Classify a stream; one not ended by the chunk being fed carries its own origin and line
+        (the caller stamps the others with the chunk's, which are theirs: no copy on that path)."""
         request_id, index = key
         identity: dict[str, object] = {"request_id": request_id}
         if index:
@@ -258,12 +275,16 @@ class StreamAssembler:
             identity=identity,
         )
         result = state.stream.finish(record, lengths=(state.content_chars, state.reasoning_chars))
-        return result if state.finish_line is None else replace(result, line=state.finish_line)
+        if by_this_chunk or (state.origin is None and state.finish_line is None):
+            return result
+        return replace(result, path=state.origin, line=state.finish_line)
 
 
-def _is_usage_only(delta: Delta) -> bool:
-    """The chunk `stream_options.include_usage` adds after the finish: a count and no choices."""
-    return delta.output_tokens is not None and not _starts_stream(delta)
+def _settles_held(delta: Delta) -> bool:
+    """A chunk that ends its request's wait for a count, giving one if it has it: the usage-only
+    chunk `stream_options.include_usage` adds after the finish (a count and no choices), or vLLM's
+    `streaming complete` line (the whole text, or `<N tokens>`)."""
+    return delta.whole_text or (delta.output_tokens is not None and not _starts_stream(delta))
 
 
 def _starts_stream(delta: Delta) -> bool:

@@ -135,7 +135,12 @@ def _label_values(limits: LabelLimits) -> list[tuple[str, str]]:
         ("finish_reason", ", ".join(r.value for r in FinishReason)),
         ("kind", ", ".join(k.value for k in FlagKind)),
         ("detector", f"detector name (at most {limits.max_detectors} per source)"),
-        ("token", f"a token of the configured leak list, else `{LEAK_TOKEN_OTHER}`"),
+        (
+            "token",
+            f"a token of the configured leak list, else `{LEAK_TOKEN_OTHER}`; non-printable characters "
+            "are escaped first, so the `stripped_roles` tokens read `\\nsystem\\n`, `\\nuser\\n`, "
+            "`\\nassistant\\n`",
+        ),
         (
             "run",
             f"run from the record, at most {limits.max_runs} per source; idle runs expire after {ttl} "

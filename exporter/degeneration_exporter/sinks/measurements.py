@@ -18,7 +18,7 @@ from typing import NamedTuple, get_args
 
 from .. import __version__
 from .. import catalog as c
-from ..classification.labels import BoundedLabel, LabelLimits, sanitize_label_value
+from ..classification.labels import BoundedLabel, LabelLimits, leak_token_label, sanitize_label_value
 from ..classification.result import Classification, FlagKind
 from ..errors import RejectReason
 from ..record import FinishReason
@@ -90,7 +90,8 @@ class Measurer:
 
     The first response of a `(source, model_name)` also yields zero-valued measurements for every
     finish_reason and kind, so those series exist before the first hit ("avoid missing metrics",
-    ecosystem.md §2.2). `leak_tokens` is the configured token list: other tokens count as `other`.
+    ecosystem.md §2.2). `leak_tokens` is the configured token list: other tokens count as `other`;
+    a token's label value is `leak_token_label(token)` (newlines escaped as backslash-n).
     `step_idle_timeout` completes a rollout step whose run went quiet (sinks/rollout_steps.py); it
     is shortened to half of `limits.run_ttl` when not shorter, so a run is not forgotten first.
     """
@@ -114,7 +115,7 @@ class Measurer:
         self.tokens = BoundedLabel(
             "token",
             max(token_cap, 1),
-            allowed=leak_tokens or None,
+            allowed={leak_token_label(token) for token in leak_tokens} if leak_tokens else None,
             overflow_value=LEAK_TOKEN_OTHER,
             max_length=width,
             clock=clock,
@@ -138,7 +139,7 @@ class Measurer:
         fired = dict.fromkeys(f.detector for f in result.findings if f.flagged)  # once per response
         out.extend(Measurement(DETECTIONS, (*sm, self.detectors.bound(source, d)), 1.0) for d in fired)
         out.extend(
-            Measurement(LEAK_TOKENS, (*sm, self.tokens.bound(source, token)), float(count))
+            Measurement(LEAK_TOKENS, (*sm, self.tokens.bound(source, leak_token_label(token))), float(count))
             for token, count in result.leaks.items()
             if count > 0
         )
