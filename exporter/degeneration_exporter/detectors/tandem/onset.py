@@ -11,7 +11,7 @@ never on clean text.
    bullet, number or opening quote is kept).
 2. *Near copies back.* The span ending at the onset, from a boundary of the same kind 0.5 to 1.5
    copies back, is one more copy when it is similar to the copy after it (rapidfuzz's normalised
-   Indel similarity of the number-folded, lower-cased spans at least `_NEAR_COPY`): a reader counts
+   Indel similarity of the number-folded, case-folded spans at least `_NEAR_COPY`): a reader counts
    a paraphrased first copy, and a list whose items differ in content scores far below.
 3. *Interrupted copies back.* Else, for a unit of lines or sentences at least `_HEAD_CHARS` long, a
    boundary up to `_HEAD_REACH` copies back where the text opens like the copy (its first
@@ -20,14 +20,14 @@ never on clean text.
    A short unit (a list item, a phrase) seen earlier with other text between is a list or a refrain.
 4. *Opening.* The loop may open with the tail of a copy (a reply that starts mid-copy).
 
-Step 2 scores all candidate spans in one rapidfuzz call (`process.extractOne`).
+Each comparison passes the best score so far as rapidfuzz's `score_cutoff`, so a worse candidate
+stops early (measured: cheaper than one `process.extractOne` call over the few candidates a step has).
 """
 
 from __future__ import annotations
 
 import re
 
-from rapidfuzz import process
 from rapidfuzz.distance import Indel
 
 __all__ = ["reader_onset"]
@@ -66,18 +66,8 @@ def _kind(unit: str) -> re.Pattern[str] | None:
 _NUMBER = re.compile(r"[0-9]+")
 
 
-class _Folded:
-    """`text[lo:hi]` lower-cased once, so that a span's fold is a slice and one number `sub`: every
-    digit run becomes one `0` (copies differ in counters and amounts), letters lose case."""
-
-    def __init__(self, text: str, lo: int, hi: int) -> None:
-        piece = text[lo:hi]
-        lowered = piece.lower()
-        self.lo = lo
-        self.lowered = lowered if len(lowered) == len(piece) else piece  # else U+0130: keep case
-
-    def __call__(self, a: int, b: int) -> str:
-        return _NUMBER.sub("0", self.lowered[a - self.lo : b - self.lo])
+def _fold(s: str) -> str:
+    return _NUMBER.sub("0", s).casefold()
 
 
 def reader_onset(text: str, onset: int, period: int) -> int:
@@ -87,49 +77,46 @@ def reader_onset(text: str, onset: int, period: int) -> int:
         return onset
     after = _starts(kind, text, onset, onset + period - 1)
     x = after[0] if after else onset
-    for step in range(_MAX_STEPS + 1):
-        lo = max(0, x - _HEAD_REACH * period)
-        ys = _starts(kind, text, lo, x - 1)  # every candidate of this step, one regex pass
-        fold = _Folded(text, lo, x + period)
-        copy = fold(x, x + period)
-        if step == _MAX_STEPS:
-            break
-        near = [y for y in ys if x - (3 * period) // 2 <= y <= x - period // 2]
-        best = process.extractOne(
-            copy, [fold(y, x) for y in near], scorer=_SIMILARITY, score_cutoff=_NEAR_COPY
-        )
-        if best is not None:
-            x = near[best[2]]
+    for _ in range(_MAX_STEPS):
+        copy = _fold(text[x : x + period])
+        near = _starts(kind, text, max(0, x - (3 * period) // 2), x - period // 2)
+        best, best_at = _NEAR_COPY, -1
+        for y in near:
+            score = _SIMILARITY(_fold(text[y:x]), copy, score_cutoff=best)
+            if score > best or (best_at < 0 and score >= best):
+                best, best_at = score, y
+        if best_at >= 0:
+            x = best_at
             continue
-        earlier = _interrupted(ys, x, period, kind, copy, fold)
+        earlier = _interrupted(text, x, period, kind, copy)
         if earlier is None:
             break
         x = earlier
-    return _opening(ys, x, period, fold)
+    return _opening(text, x, period, kind)
 
 
-def _interrupted(
-    ys: list[int], x: int, period: int, kind: re.Pattern[str], copy: str, fold: _Folded
-) -> int | None:
+def _interrupted(text: str, x: int, period: int, kind: re.Pattern[str], copy: str) -> int | None:
     """The nearest boundary 0.5 to `_HEAD_REACH` copies before `x` that opens like the copy at `x`."""
     if kind is _WORD or len(copy) < _HEAD_CHARS:
         return None
     head = copy[:_HEAD_CHARS]
-    lowered, lo = fold.lowered, fold.lo
-    for y in reversed(ys):
-        first = lowered[y - lo]
-        if first != head[0] and not (head[0] == "0" and first.isdigit()):
+    for y in reversed(_starts(kind, text, max(0, x - _HEAD_REACH * period), x - period // 2)):
+        first = text[y]
+        if not (first.isdigit() if head[0] == "0" else first.casefold().startswith(head[0])):
             continue  # a cheap test first: most boundaries open with another character
-        if y <= x - period // 2 and fold(y, y + 2 * _HEAD_CHARS).startswith(head):
+        if _fold(text[y : y + 2 * _HEAD_CHARS]).startswith(head):
             return y
     return None
 
 
-def _opening(ys: list[int], x: int, period: int, fold: _Folded) -> int:
+def _opening(text: str, x: int, period: int, kind: re.Pattern[str]) -> int:
     """The loop may open with the tail of a copy: the earliest boundary (or the text's start) within
     one copy before `x` whose span to `x` is like the same-length tail of the copy at `x`."""
+    ys = _starts(kind, text, max(0, x - period + 1), x - 1)
+    if x <= period and (not ys or ys[0] != 0):
+        ys.insert(0, 0)
     end = x + period
-    for y in sorted({0, *ys}) if x <= period else ys:
-        if x - period <= y < x and _SIMILARITY(fold(y, x), fold(end - (x - y), end)) >= _NEAR_COPY:
+    for y in ys:
+        if y < x and _SIMILARITY(_fold(text[y:x]), _fold(text[end - (x - y) : end])) >= _NEAR_COPY:
             return y
     return x
