@@ -137,6 +137,31 @@ def test_finding_reports_onset_period_unit_family_and_coverage() -> None:
     assert f.coverage == round(5 * len(unit) / len(_LEAD + unit * 5), 4)
 
 
+def test_a_copy_whose_bytes_agree_from_mid_word_starts_at_its_line_even_at_the_copys_end() -> None:
+    # The exact repeat starts at "he board…" (the lead-in's "t" is not the copies' "T"), so the
+    # first line start it can snap to is the last character of that copy.
+    copy = "The board met again on Monday and voted to keep the plan as it stands.\n\n"
+    text = _LEAD + "Wind and rain. It went on, and t" + copy[1:] + copy * 4
+    f = _detect(text)
+    assert f.flagged and f.onset is not None
+    assert text[f.onset - 1] == "\n"  # a line start: the copy's, or its near copy's before it
+
+
+def test_an_earlier_copy_with_a_few_words_after_it_starts_the_loop() -> None:
+    sentence = "We will keep building the new bridge across the river this year. "
+    first = len(_LEAD)
+    text = _LEAD + sentence + '"It matters," the mayor told reporters on Friday. ' + sentence * 4
+    f = _detect(text)
+    assert f.flagged and f.onset == first
+
+
+def test_a_short_item_seen_earlier_with_other_items_between_is_a_list_not_a_copy() -> None:
+    run = "Cream cheese\n\n" * 6
+    text = _LEAD + "Toppings:\n\nCream cheese\n\nOlives\n\nSour cream\n\n" + run
+    f = _detect(text)
+    assert f.flagged and f.onset == text.index(run)
+
+
 def test_registry_points_at_the_package() -> None:
     spec = DETECTORS["tandem_repeat"]
     assert spec.kind == "repetition" and spec.incremental is TandemRepeat

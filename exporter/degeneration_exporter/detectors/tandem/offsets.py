@@ -3,14 +3,15 @@
 Why its own module: the screen works on folded bytes, findings speak in the text's code points, and a
 long text must not be walked in Python to convert a few offsets. Both maps use a block index built
 once (per 4 KiB: continuation bytes; per 512 bytes: folded lengths of blocks cut where no run
-crosses), then work within one block: a `translate` to count continuation bytes, or a walk over the
-block's few runs that folding shortened.
+crosses), then work within one block: a `translate` to count continuation bytes, or a bisection in
+the block's runs that folding shortened (found once per block with `bytes.find`, then kept: the
+verdict converts several offsets near one another).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import pairwise
 
 from .periods import fold_numbers
@@ -21,7 +22,8 @@ _ENCODE_ERRORS = "surrogatepass"
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
 _BLOCK = 4096  # continuation-byte counts
 _FOLD_BLOCK = 512  # folded lengths per block; within a block, its few shortened runs are walked
-_SHRINKING = re.compile(rb"[0-9]{2,}|[ \t\n\r\x0b\x0c]{2,}")  # runs that fold to one byte
+_TO_RUNS = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # as `fold_numbers` maps
+_RUN_OF = {ord("0"): re.compile(rb"0+"), ord(" "): re.compile(rb" +")}
 _DIGITS = frozenset(b"0123456789")
 _SPACES = frozenset(b" \t\n\r\x0b\x0c")
 
@@ -30,6 +32,26 @@ def _joined(raw: bytes, at: int) -> bool:
     """Whether raw[at - 1] and raw[at] belong to one run that folding shortens."""
     a, b = raw[at - 1], raw[at]
     return (a in _DIGITS and b in _DIGITS) or (a in _SPACES and b in _SPACES)
+
+
+def _shrunk_runs(raw: bytes) -> tuple[list[int], list[int]]:
+    """The runs of `raw` that folding makes one byte: each one's folded start (ascending), and the
+    bytes removed by the runs before each (one more entry: all of them)."""
+    mapped = raw.translate(_TO_RUNS)
+    runs = []
+    for pair in (b"00", b"  "):
+        at = mapped.find(pair)
+        while at >= 0:
+            run = _RUN_OF[pair[0]].match(mapped, at)
+            end = run.end() if run else at + 2  # it always matches: `pair` starts there
+            runs.append((at, end))
+            at = mapped.find(pair, end)
+    runs.sort()
+    starts, removed = [], [0]
+    for at, end in runs:
+        starts.append(at - removed[-1])
+        removed.append(removed[-1] + end - at - 1)
+    return starts, removed
 
 
 def _continuations(piece: bytes) -> int:
@@ -68,6 +90,7 @@ class FoldedText:
         self._same = len(self.raw) == len(self.folded)  # nothing shrank: byte offsets agree
         self._cuts: list[int] | None = None  # raw offsets where no folded run crosses
         self._folded_at: list[int] = []  # folded length of raw[:cut] per cut
+        self._runs: dict[int, tuple[list[int], list[int]]] = {}  # per block: `_shrunk_runs`
 
     def chars(self, folded_at: int) -> int:
         """Code points of the folded text before folded byte `folded_at`."""
@@ -86,16 +109,19 @@ class FoldedText:
         i = bisect_right(folded_at_cut, folded_at) - 1
         lo, hi = cuts[i], cuts[i + 1]
         target = folded_at - folded_at_cut[i]  # folded bytes into the block
-        removed = 0
-        for m in _SHRINKING.finditer(self.raw, lo, hi):
-            if m.start() - lo - removed >= target:
-                break  # the target lies before this run (or is its one folded byte)
-            removed += m.end() - m.start() - 1
-        return lo + target + removed
+        runs = self._runs.get(i)
+        if runs is None:
+            runs = self._runs[i] = _shrunk_runs(self.raw[lo:hi])
+        starts, removed = runs
+        # The runs that start before the target shift it (the target may be a run's one folded byte).
+        return lo + target + removed[bisect_left(starts, target)]
 
     def _index(self) -> tuple[list[int], list[int]]:
         if self._cuts is None:
             raw = self.raw
+            if len(raw) <= _FOLD_BLOCK:  # one block: its folded length is known
+                self._cuts, self._folded_at = [0, len(raw)], [0, len(self.folded)]
+                return self._cuts, self._folded_at
             cuts = [0]
             for at in range(_FOLD_BLOCK, len(raw), _FOLD_BLOCK):
                 stop = min(len(raw), at + _FOLD_BLOCK // 2)

@@ -1,8 +1,9 @@
 """Where a reader says a loop starts: the first copy's natural start, near copies before it included.
 
 Why: the exact repeat begins wherever the bytes start to agree, often mid-word or mid-sentence, and a
-model's first copy is often a near copy (a clause added, a name changed) that a reader counts. Runs
-only for a flagged loop, never on clean text.
+model's first copy is often a near copy (a clause added, a name changed) or is followed by a few
+other words before the copies run back to back; a reader counts it. Runs only for a flagged loop,
+never on clean text.
 
 1. *Snap.* Copies start where the unit's own boundaries are: at a line start when a copy holds a
    line break, else at a sentence start when it holds a sentence end, else at a word start; the first
@@ -12,12 +13,20 @@ only for a flagged loop, never on clean text.
    copies back, is one more copy when it is similar to the copy after it (rapidfuzz's normalised
    Indel similarity of the number-folded, case-folded spans at least `_NEAR_COPY`): a reader counts
    a paraphrased first copy, and a list whose items differ in content scores far below.
+3. *Interrupted copies back.* Else, for a unit of lines or sentences at least `_HEAD_CHARS` long, a
+   boundary up to `_HEAD_REACH` copies back where the text opens like the copy (its first
+   `_HEAD_CHARS` folded characters, about 8 words, the length of a unit a reader recognises, as the
+   cut-off family's) is an earlier copy with other text between: a quote's attribution, one sentence.
+   A short unit (a list item, a phrase) seen earlier with other text between is a list or a refrain.
+4. *Opening.* The loop may open with the tail of a copy (a reply that starts mid-copy).
+
+Each comparison passes the best score so far as rapidfuzz's `score_cutoff`, so a worse candidate
+stops early (measured: cheaper than one `process.extractOne` call over the few candidates a step has).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from rapidfuzz.distance import Indel
 
@@ -27,18 +36,21 @@ _LINE = re.compile(r"\n[ \t]*(?=\S)")
 _SENTENCE = re.compile(r"[.!?;:…。！？][\"'”’)\]]*\s+(?=\S)")
 _WORD = re.compile(r"\s+(?=\S)")
 _SENTENCE_END = re.compile(r"[.!?…。！？]")
-_NUMBER = re.compile(r"[0-9]+")
 _NEAR_COPY = 0.7
+_HEAD_CHARS = 40
+_HEAD_REACH = 3
 _MAX_STEPS = 64  # copies walked back at most (bounds the cost on a very long loop)
+_SIMILARITY = Indel.normalized_similarity
 
 
-def _starts(pattern: re.Pattern[str], text: str, lo: int, hi: int) -> Iterator[int]:
-    """Boundary positions in [lo, hi]: where the match of `pattern` ends (0 counts as a start)."""
-    if lo <= 0 <= hi:
-        yield 0
-    for m in pattern.finditer(text, max(0, lo - 64), hi):
+def _starts(pattern: re.Pattern[str], text: str, lo: int, hi: int) -> list[int]:
+    """Boundary positions in [lo, hi], ascending: where a match of `pattern` ends (0 counts as one)."""
+    found = [0] if lo <= 0 <= hi else []
+    # From lo - 64: a match may begin before lo; to hi + 1: the look-ahead must see text[hi].
+    for m in pattern.finditer(text, max(0, lo - 64), hi + 1):
         if lo <= m.end() <= hi:
-            yield m.end()
+            found.append(m.end())
+    return found
 
 
 def _kind(unit: str) -> re.Pattern[str] | None:
@@ -51,38 +63,60 @@ def _kind(unit: str) -> re.Pattern[str] | None:
     return None
 
 
+_NUMBER = re.compile(r"[0-9]+")
+
+
 def _fold(s: str) -> str:
     return _NUMBER.sub("0", s).casefold()
 
 
 def reader_onset(text: str, onset: int, period: int) -> int:
     """The reader's onset of a loop whose exact repeat starts at `onset` with copies of `period`."""
-    unit = text[onset : onset + period]
-    kind = _kind(unit)
+    kind = _kind(text[onset : onset + period])
     if kind is None:
         return onset
-    x = next(_starts(kind, text, onset, onset + period - 1), onset)
+    after = _starts(kind, text, onset, onset + period - 1)
+    x = after[0] if after else onset
     for _ in range(_MAX_STEPS):
         copy = _fold(text[x : x + period])
-        lo, hi = x - (3 * period) // 2, x - period // 2
-        best, best_at = 0.0, -1
-        for y in _starts(kind, text, max(0, lo), hi):
-            score = Indel.normalized_similarity(_fold(text[y:x]), copy)
-            if score > best:
+        near = _starts(kind, text, max(0, x - (3 * period) // 2), x - period // 2)
+        best, best_at = _NEAR_COPY, -1
+        for y in near:
+            score = _SIMILARITY(_fold(text[y:x]), copy, score_cutoff=best)
+            if score > best or (best_at < 0 and score >= best):
                 best, best_at = score, y
-        if best < _NEAR_COPY:
+        if best_at >= 0:
+            x = best_at
+            continue
+        earlier = _interrupted(text, x, period, kind, copy)
+        if earlier is None:
             break
-        x = best_at
+        x = earlier
     return _opening(text, x, period, kind)
+
+
+def _interrupted(text: str, x: int, period: int, kind: re.Pattern[str], copy: str) -> int | None:
+    """The nearest boundary 0.5 to `_HEAD_REACH` copies before `x` that opens like the copy at `x`."""
+    if kind is _WORD or len(copy) < _HEAD_CHARS:
+        return None
+    head = copy[:_HEAD_CHARS]
+    for y in reversed(_starts(kind, text, max(0, x - _HEAD_REACH * period), x - period // 2)):
+        first = text[y]
+        if not (first.isdigit() if head[0] == "0" else first.casefold().startswith(head[0])):
+            continue  # a cheap test first: most boundaries open with another character
+        if _fold(text[y : y + 2 * _HEAD_CHARS]).startswith(head):
+            return y
+    return None
 
 
 def _opening(text: str, x: int, period: int, kind: re.Pattern[str]) -> int:
     """The loop may open with the tail of a copy: the earliest boundary (or the text's start) within
     one copy before `x` whose span to `x` is like the same-length tail of the copy at `x`."""
-    for y in sorted({*_starts(kind, text, max(0, x - period + 1), x - 1), *_starts(_SENTENCE, text, 0, 0)}):
-        if y < x - period or y >= x:
-            continue
-        tail = text[x + period - (x - y) : x + period]
-        if Indel.normalized_similarity(_fold(text[y:x]), _fold(tail)) >= _NEAR_COPY:
+    ys = _starts(kind, text, max(0, x - period + 1), x - 1)
+    if x <= period and (not ys or ys[0] != 0):
+        ys.insert(0, 0)
+    end = x + period
+    for y in ys:
+        if y < x and _SIMILARITY(_fold(text[y:x]), _fold(text[end - (x - y) : end])) >= _NEAR_COPY:
             return y
     return x

@@ -122,6 +122,25 @@ def _agree_left(b: bytes, i: int, p: int) -> int:
     return i
 
 
+_PROBE = 4  # bytes of a probe in `_may_resync`
+_PROBE_STEP = _RESYNC_BYTES - _PROBE + 1  # every `_RESYNC_BYTES` stretch holds a probe at a multiple of this
+
+
+def _may_resync(b: bytes, stop: int, q: int, reach: int, max_slot: int) -> bool:
+    """False when no stretch after a slot ending within `max_slot` bytes of `stop` agrees again near one
+    period on (then `_grow` stops without trying each slot length: one `find` per `_PROBE_STEP`
+    bytes instead of one per slot length). Every `_RESYNC_BYTES` stretch that `_grow` looks up holds
+    a `_PROBE`-byte probe starting at a multiple of `_PROBE_STEP`, and where the stretch recurs, so
+    does its probe."""
+    j = stop + 1 + (-(stop + 1)) % _PROBE_STEP
+    last = stop + max_slot + _RESYNC_BYTES - _PROBE  # the last probe inside the last stretch
+    while j <= last:
+        if b.find(b[j : j + _PROBE], j + q - reach, j + q + reach + _PROBE) >= 0:
+            return True
+        j += _PROBE_STEP
+    return False
+
+
 def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     """The repeat of period `p` through `at`, bridging slots of at most `max_slot` bytes to the right."""
     n = len(b)
@@ -132,14 +151,14 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     q = p  # the local period: a slot of another length shifts the copies after it
     # Slots are bridged only in units long enough to hold a slot and more (2 * max_slot), and never
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
-    while stop < n - q and max_slot and p >= 2 * max_slot:
+    reach = min(max_slot, p // 4)
+    while stop < n - q and max_slot and p >= 2 * max_slot and _may_resync(b, stop, q, reach, max_slot):
         for gap in range(1, max_slot + 1):
             k = stop + gap
             if k + _RESYNC_BYTES + q + max_slot > n:
                 gap = 0
                 break
             # The stretch after the slot in this copy, looked for in the next copy near one period on.
-            reach = min(max_slot, p // 4)
             at = b.find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
             if at >= 0:
                 shift = at - k - q

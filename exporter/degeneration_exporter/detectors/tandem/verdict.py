@@ -8,7 +8,7 @@ only on repeats the screen found, so clean text never reaches it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
@@ -23,6 +23,9 @@ Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
 _NUMBER = re.compile(r"[0-9]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
+_ASCII_LETTERS = bytes(range(65, 91)) + bytes(range(97, 123))  # what `_LETTER` matches in ASCII
+_NOT_LETTER = bytes(c for c in range(256) if c not in _ASCII_LETTERS)
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())  # what `_SPACE` matches in ASCII
 _ENCODE_ERRORS = "surrogatepass"
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
 
@@ -61,6 +64,13 @@ def _counting_start(nums: list[int], per_copy: int, min_terms: int) -> int | Non
     return None
 
 
+def _letters_spaces(unit: bytes, unit_text: str) -> tuple[int, int]:
+    """Letters and whitespace characters of one copy: byte deletions when it is ASCII (most are)."""
+    if unit.isascii():
+        return len(unit.translate(None, _NOT_LETTER)), len(unit) - len(unit.translate(None, _ASCII_SPACE))
+    return len(_LETTER.findall(unit_text)), len(_SPACE.findall(unit_text))
+
+
 def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
     b = t.folded
@@ -79,10 +89,10 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
     unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
     if unit_folded.isspace() or not unit_folded:
         return None  # whitespace padding
-    letters = len(_LETTER.findall(unit_folded))
+    letters, spaces = _letters_spaces(b[start : start + rep.period], unit_folded)
     per_copy = unit_folded.count("0")
     wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
-        len(unit_folded) - len(_SPACE.findall(unit_folded))
+        len(unit_folded) - spaces
     )
     # The numbers matter only for a unit that is not words with numbers (a table row, a counter).
     region = (t.original(start), t.original(rep.end)) if per_copy and not wordy else (0, 0)
@@ -169,4 +179,5 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
         onset = first.start() if first else best.onset
     else:
         onset = reader_onset(text, best.onset, best.period)
-    return replace(best, onset=onset, unit=text[onset : onset + best.period])
+    unit = text[onset : onset + best.period]
+    return Loop(best.family, onset, best.end, best.period, best.copies, unit)
