@@ -22,7 +22,15 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Evidence", "Repeat", "fold_numbers", "long_repeats", "short_repeats"]
+__all__ = [
+    "Evidence",
+    "Repeat",
+    "fold_numbers",
+    "fold_translated",
+    "long_repeats",
+    "short_repeats",
+    "translate_for_folding",
+]
 
 _FOLD = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # digits to 0, whitespace to space
 _ZEROS = re.compile(rb"00+")
@@ -37,7 +45,16 @@ def fold_numbers(raw: bytes) -> bytes:
     """Every run of ASCII digits becomes one `0` and every run of ASCII whitespace one space (what
     `re.sub(rb"[0-9]+", b"0", re.sub(rb"[ \t\n\r\v\f]+", b" ", raw))` does, faster): copies that
     differ only in numbers or in line breaks and spacing are equal."""
-    folded = raw.translate(_FOLD)
+    return fold_translated(translate_for_folding(raw))
+
+
+def translate_for_folding(raw: bytes) -> bytes:
+    """Digits to `0`, whitespace to a space: the same length as `raw`, runs not yet shortened."""
+    return raw.translate(_FOLD)
+
+
+def fold_translated(folded: bytes) -> bytes:
+    """`fold_numbers` after `translate_for_folding`: every run of `0` or of spaces shortened to one."""
     if len(folded) > _REGEX_FOLD_BYTES:  # one regex pass each beats repeated copies of a long text
         if b"00" in folded:
             folded = _ZEROS.sub(b"0", folded)
