@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from .base import DetectorInput, Finding
+from .base import DetectorInput, Finding, per_params
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -237,10 +237,11 @@ class TokenScanner:
         return LeakScan(counts, token, onset)
 
 
-@lru_cache(maxsize=32)
+@per_params
 def _scanner_for(params: TemplateLeakParams) -> TokenScanner:
     """One scanner per configuration: resolving the token list and compiling the alternation cost
-    about ten times the scan of a typical reply, so they are not redone per record or stream."""
+    about ten times the scan of a typical reply, so they are not redone per record or stream (equal
+    params built apart share it through `scanner_of`)."""
     return scanner_of(params.tokens())
 
 
