@@ -61,10 +61,15 @@ def fold_translated(folded: bytes) -> bytes:
         if b"  " in folded:
             folded = _SPACES.sub(b" ", folded)
         return folded
-    while b"00" in folded:  # a short text: `replace` passes cost less than a regex call
-        folded = folded.replace(b"00", b"0")
-    while b"  " in folded:  # long runs (indentation, padding) shrink fourfold per pass
-        folded = folded.replace(b"    ", b" ").replace(b"  ", b" ")
+    # A short text: `replace` passes cost less than a regex call, and a pass that shortens nothing is
+    # the test that the previous one was the last; a text without digits skips them (memchr).
+    if folded.find(b"0") >= 0:
+        shorter = folded.replace(b"00", b"0")
+        while len(shorter) < len(folded):
+            folded, shorter = shorter, shorter.replace(b"00", b"0")
+    shorter = folded.replace(b"  ", b" ")
+    while len(shorter) < len(folded):
+        folded, shorter = shorter, shorter.replace(b"  ", b" ")
     return folded
 
 
