@@ -250,9 +250,22 @@ def scanner_of(tokens: tuple[str, ...]) -> TokenScanner:
     return TokenScanner(tokens)
 
 
+_CLEAN = Finding(
+    detector="template_leak",
+    kind="template_leak",
+    flagged=False,
+    score=0.0,
+    leaks={},
+    details={"token": None},
+)
+"""What `_leak_finding` builds for a scan that found nothing (nobody mutates a Finding's maps)."""
+
+
 def _leak_finding(scan: LeakScan, details_token: str | None) -> Finding:
     """`scan.counts` is already in token-list order (both scans walk the list), as reports need."""
     counts = scan.counts
+    if not counts and details_token is None and scan.onset is None:
+        return _CLEAN  # nearly every reply: one shared (frozen) Finding instead of a new one each
     flagged = bool(counts)
     return Finding(
         detector="template_leak",
