@@ -154,26 +154,23 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     q = p  # the local period: a slot of another length shifts the copies after it
     # Slots are bridged only in units long enough to hold a slot and more (2 * max_slot), and never
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
-    while stop < n - q and max_slot and p >= 2 * max_slot:
-        for gap in range(1, max_slot + 1):
-            k = stop + gap
-            if k + _RESYNC_BYTES + q + max_slot > n:
-                gap = 0
-                break
+    if not max_slot or p < 2 * max_slot:
+        return Repeat(start, stop, p, slots, q, tuple(pieces))
+    find, reach = b.find, min(max_slot, p // 4)
+    while stop < n - q:
+        # Each slot length in turn, while the next copy has room for the stretch after the slot.
+        for k in range(stop + 1, stop + 1 + min(max_slot, n - _RESYNC_BYTES - q - max_slot - stop)):
             # The stretch after the slot in this copy, looked for in the next copy near one period on.
-            reach = min(max_slot, p // 4)
-            at = b.find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
+            at = find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
             if at >= 0:
-                shift = at - k - q
-                slots += gap + abs(shift)
-                q = at - k
-                stop = _agree_right(b, k, q, n)
-                pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
                 break
         else:
-            gap = 0
-        if not gap:
             break
+        gap, shift = k - stop, at - k - q
+        slots += gap + abs(shift)
+        q = at - k
+        stop = _agree_right(b, k, q, n)
+        pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
     return Repeat(start, stop, p, slots, q, tuple(pieces))
 
 
