@@ -201,6 +201,9 @@ class LeakScan:
     onset: int | None
 
 
+_ANCHORED_TRIES = 64  # token starts tried one by one; past that, one regex search is cheaper
+
+
 class TokenScanner:
     """A fixed token list: a compiled alternation says "any token here?", `str.find` then counts."""
 
@@ -216,10 +219,26 @@ class TokenScanner:
         self.firsts = tuple(sorted({tok[0] for tok in tokens if tok}))
 
     def has_any(self, text: str) -> bool:
-        """Whether any token occurs in `text` (C-speed passes)."""
-        if self.pattern is None or not any(c in text for c in self.firsts):
+        """Whether any token occurs in `text` (C-speed passes).
+
+        The alternation is tried only where a token could start: a regex search walks every
+        character (about 8 ns each, a millisecond per 100 kB), `str.count` and `str.find` of one
+        character do not. A text full of `<` or `[` (markup) gets the one search instead."""
+        pattern = self.pattern
+        if pattern is None:
             return False
-        return self.pattern.search(text) is not None
+        starts = sum(map(text.count, self.firsts))
+        if not starts:
+            return False
+        if starts > _ANCHORED_TRIES:
+            return pattern.search(text) is not None
+        for c in self.firsts:
+            at = text.find(c)
+            while at >= 0:
+                if pattern.match(text, at) is not None:
+                    return True
+                at = text.find(c, at + 1)
+        return False
 
     def first_present(self, text: str) -> str | None:
         """The first token in list order that occurs in `text` (osaurus' report rule)."""
