@@ -61,6 +61,13 @@ class FoldedText:
         self._same = len(self.raw) == len(self.folded)  # nothing shrank: byte offsets agree
         self._dropped: bytes = b""  # 1 per raw byte that folding drops, 0 per byte it keeps
         self._dropped_before: list[int] = []  # dropped bytes before each block
+        self._trailing: int | None = None
+
+    def trailing_space(self) -> int:
+        """Whitespace bytes at the end of the folded text (measured once: a copy of the text each)."""
+        if self._trailing is None:
+            self._trailing = len(self.folded) - len(self.folded.rstrip())
+        return self._trailing
 
     def chars(self, folded_at: int) -> int:
         """Code points of the folded text before folded byte `folded_at`."""

@@ -92,7 +92,7 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
         return None
     repeated = c_stop - c_start
     copies = repeated / period + 1.0
-    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
+    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + t.trailing_space()
     if copies < params.min_copies and not reaches_end:
         return None  # too few copies for any family: most repeated phrases of clean text stop here
     unit_bytes = b[start : start + rep.period]
