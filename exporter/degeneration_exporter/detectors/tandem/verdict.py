@@ -163,8 +163,13 @@ def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text
     if not rep.slot_bytes:
         return _judge(t, rep, params, ends_text)
     pieces = (*rep.exact_pieces(), rep)
-    onsets = [t.original(_char_start(t.folded, r)) for r in pieces]  # the onset `_judge` would give
-    for i in sorted(range(len(pieces)), key=lambda i: (onsets[i], i)):
+    b = t.folded
+    starts = [_char_start(b, r) for r in pieces]
+    # The onset `_judge` gives is `t.original(start)`, which rises strictly with `start` on whole
+    # characters of the text: there the starts order the pieces as their onsets do.
+    whole = all(at < len(b) and (b[at] & 0xC0) != 0x80 for at in starts)
+    keys = starts if whole else [t.original(at) for at in starts]
+    for i in sorted(range(len(pieces)), key=lambda i: (keys[i], i)):
         loop = _judge(t, pieces[i], params, ends_text)
         if loop is not None:
             return loop
