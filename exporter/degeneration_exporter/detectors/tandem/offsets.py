@@ -1,11 +1,11 @@
 """Offsets between a text, its UTF-8 bytes and its folded bytes, in C-speed steps.
 
 Why its own module: the screen works on folded bytes, findings speak in the text's code points, and a
-long text must not be walked in Python to convert a few offsets. Both maps count bytes with
-`bytes.count` over a block index built once per 4 KiB: continuation bytes for code points, and for
-folding the *dropped* bytes (every byte of a digit or whitespace run after its first), marked in one
-mask built by big-integer shifts (`int.from_bytes`), so a folded offset is a short fixed-point
-search over counts instead of a regex walk over runs.
+long text must not be walked in Python to convert a few offsets. Both maps use counts per 4 KiB
+block built once, then count within one block: continuation bytes (a `translate`) for code points;
+for folding, the *dropped* bytes (every byte of a digit or whitespace run after its first), marked
+in one mask built by big-integer shifts (`int.from_bytes`) and counted with `bytes.count`, so a
+folded offset is a short fixed-point search over counts instead of a regex walk over runs.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Why this shape (cost, docs/benchmarks.md "Default verdict cost"): every step is 
 operation (`translate`, a regex `sub`, `find`, slice equality); Python only loops over blocks.
 
 - *Folding.* Every digit run becomes `0` and every whitespace run one space (`translate`, then one
-  regex pass for each kind of run), so copies that differ only in numbers, dates, counters or line breaks are
-  equal bytes.
+  regex pass for each kind of run), so copies that differ only in numbers, dates, counters or line
+  breaks are equal bytes.
 - *Screen (complete).* A repeat with `r` bytes of repeated material is a string `u` of length `r`
   that occurs at `x` and at `x + p`. Take a block of `q` bytes every `s = r_min - q + 1` bytes: any
   `u` with `r >= r_min = q + s - 1` holds a whole block `B`, and `B` occurs again `p` bytes later.
