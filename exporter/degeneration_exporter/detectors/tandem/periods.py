@@ -185,14 +185,18 @@ def _scan(
     regions = sorted((r.start, r.end) for r in known)
     k = 0
     reach = max_period + q
-    while j + q <= n:
+    last_block = n - q
+    while j <= last_block:
         if regions:
             while k < len(regions) and regions[k][1] <= j:
                 k += 1
             if k < len(regions) and regions[k][0] <= j:
                 j = regions[k][1]
                 continue
-        hit = find(b[j : j + q], j + min_period, j + reach)
+            hit = find(b[j : j + q], j + min_period, j + reach)
+        else:  # the hot loop of a clean text: blocks that do not recur, one look-up each
+            while (hit := find(b[j : j + q], j + min_period, j + reach)) < 0 and j + step <= last_block:
+                j += step
         if hit < 0:
             j += step
             continue
