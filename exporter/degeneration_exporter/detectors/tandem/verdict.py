@@ -159,21 +159,29 @@ def _evidence(params: TandemRepeatParams) -> Evidence:
 
 def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The earliest loop among a repeat's exact stretches and the whole (slots bridged; on a tie, the
-    first in that order): judged from the earliest onset on, so the first loop found is the one."""
+    first in that order), judging as few as that takes.
+
+    A piece's onset is never before `t.original(start)` of its start on a whole character, and that
+    offset rises strictly with the start: so the pieces are judged by start, and the judging stops
+    once no piece left can start a loop earlier than the best one found."""
     if not rep.slot_bytes:
         return _judge(t, rep, params, ends_text)
     pieces = (*rep.exact_pieces(), rep)
     b = t.folded
     starts = [_char_start(b, r) for r in pieces]
-    # The onset `_judge` gives is `t.original(start)`, which rises strictly with `start` on whole
-    # characters of the text: there the starts order the pieces as their onsets do.
-    whole = all(at < len(b) and (b[at] & 0xC0) != 0x80 for at in starts)
-    keys = starts if whole else [t.original(at) for at in starts]
+    if all(at < len(b) and (b[at] & 0xC0) != 0x80 for at in starts):
+        keys = starts  # ordered as the offsets are; converted only when compared with a found onset
+    else:
+        keys = [t.original(at) for at in starts]
+    best: Loop | None = None
+    best_i = 0
     for i in sorted(range(len(pieces)), key=lambda i: (keys[i], i)):
+        if best is not None and (t.original(starts[i]), i) > (best.onset, best_i):
+            break  # every piece left starts its loop, if any, after the best one
         loop = _judge(t, pieces[i], params, ends_text)
-        if loop is not None:
-            return loop
-    return None
+        if loop is not None and (best is None or (loop.onset, i) < (best.onset, best_i)):
+            best, best_i = loop, i
+    return best
 
 
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
