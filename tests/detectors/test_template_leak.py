@@ -75,6 +75,16 @@ def test_split_tokens_are_found_and_counted_exactly_for_any_chunking(
         assert batch.details["token"] == next(tok for tok in tokens if tok in text)
 
 
+@pytest.mark.parametrize("near_misses", [0, 1, 63, 64, 65, 500])
+@pytest.mark.parametrize("token", ["<|im_end|>", "[/INST]", None])
+def test_token_is_found_among_any_number_of_near_misses(near_misses: int, token: str | None) -> None:
+    # Few candidate starts are tried one by one, many by one search: both must see the same tokens.
+    text = "a <b> [1] <|im_ end " * near_misses + (token or "") + " <|"
+    finding = detect_template_leak(DetectorInput(text=text), DEFAULT)
+    assert finding.flagged == (token is not None)
+    assert finding.leaks == ({token: 1} if token else {})
+
+
 def test_self_overlapping_token_split_across_deltas_is_counted_like_str_count() -> None:
     text = "[e~[e~[e~[" * 3
     detector = TemplateLeak(STREAM)

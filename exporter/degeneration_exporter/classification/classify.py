@@ -103,6 +103,7 @@ class Classifier:
         # Verdict membership and loop-location priority, fixed per config (read for every record).
         self._verdict = frozenset(self.config.repetition_detectors)
         self._verdict_order = {name: i for i, name in enumerate(self.config.repetition_detectors)}
+        self._runs = tuple((name, DETECTORS[name], self._params[name]) for name in self._repetition)
 
     def classify(self, record: Record) -> Classification:
         """Batch form: every detector over the whole record."""
@@ -121,13 +122,13 @@ class Classifier:
         `has_reasoning`: the response had reasoning text, even when a stream kept none of it."""
         findings: list[Finding] = []
         content = _content_input(record)
-        reasoning = DetectorInput(record.reasoning)
-        for name in self._repetition:
-            spec, params = DETECTORS[name], self._params[name]
+        on_reasoning_too = self.config.scan_reasoning and has_reasoning
+        reasoning = DetectorInput(record.reasoning) if on_reasoning_too else content
+        for name, spec, params in self._runs:
             # Deltas carry text only; a record with token ids is judged on them, as in batch form.
-            on_content = None if record.token_ids is not None else live.get((name, "content"))
+            on_content = None if record.token_ids is not None or not live else live.get((name, "content"))
             findings.append(on_content.finish() if on_content else spec.detect(content, params))
-            if self.config.scan_reasoning and has_reasoning:
+            if on_reasoning_too:
                 on_reasoning = live.get((name, "reasoning"))
                 found = on_reasoning.finish() if on_reasoning else spec.detect(reasoning, params)
                 findings.append(_on_channel(found, "reasoning"))
@@ -146,22 +147,31 @@ class Classifier:
         was not kept (a stream, classification/streams.py)."""
         text_chars, reasoning_chars = lengths or (len(record.text), len(record.reasoning))
         flags: set[FlagKind] = set()
-        verdict, order = self._verdict, self._verdict_order
-        looping = [f for f in findings if f.flagged and f.kind == "repetition" and f.detector in verdict]
-        looping.sort(key=lambda f: (f.channel != "content", order[f.detector]))
-        if looping:
-            flags.add(FlagKind.REPETITION)
+        verdict = self._verdict
+        looping: list[Finding] = []
         leaks: dict[str, int] = {}
-        for f in findings:
-            if f.kind == "template_leak" and f.flagged:
+        score = 0.0  # the repetition score: the largest coverage among the verdict's detectors
+        for f in findings:  # one pass: most findings are clean
+            if f.kind == "repetition":
+                if f.detector in verdict:
+                    if f.coverage is not None and f.coverage > score:
+                        score = f.coverage
+                    if f.flagged:
+                        looping.append(f)
+            elif f.flagged:  # a template leak
                 for token, n in f.leaks.items():
                     leaks[token] = leaks.get(token, 0) + n
+        if looping:
+            flags.add(FlagKind.REPETITION)
+            if len(looping) > 1:
+                order = self._verdict_order
+                looping.sort(key=lambda f: (f.channel != "content", order[f.detector]))
         if leaks:
             flags.add(FlagKind.TEMPLATE_LEAK)
         output_tokens = _output_tokens(record)
         if is_ceiling_hit(record.finish_reason, output_tokens, record.max_tokens):
             flags.add(FlagKind.CEILING)
-            if FlagKind.REPETITION in flags:
+            if looping:
                 flags.add(FlagKind.CEILING_WHILE_REPEATING)
         return Classification(
             flags=frozenset(flags),
@@ -171,7 +181,7 @@ class Classifier:
             leaks=leaks,
             text_chars=text_chars,
             reasoning_chars=reasoning_chars,
-            repetition_score=_repetition_score(findings, verdict),
+            repetition_score=min(score, 1.0),
             output_tokens=output_tokens,
             max_tokens=record.max_tokens,
             model=record.model,
@@ -328,12 +338,3 @@ def _loop_span(finding: Finding, text_chars: int, reasoning_chars: int, tokens: 
         onset_fraction=fraction,
         tokens_after_onset=tokens_after,
     )
-
-
-def _repetition_score(findings: list[Finding], verdict: frozenset[str]) -> float:
-    """Largest fraction of a channel inside a detected repeat (0..1), over the verdict's detectors."""
-    best = 0.0
-    for f in findings:
-        if f.kind == "repetition" and f.detector in verdict and f.coverage is not None:
-            best = max(best, f.coverage)
-    return min(best, 1.0)

@@ -20,6 +20,7 @@ __all__ = [
     "Finding",
     "FindingKind",
     "IncrementalDetector",
+    "per_params",
     "snippet",
 ]
 
@@ -108,6 +109,29 @@ class IncrementalDetector(Protocol):
 
 
 P = TypeVar("P", bound=BaseModel)
+T = TypeVar("T")
+_PER_PARAMS_SIZE = 64
+
+
+def per_params(derive: Callable[[P], T]) -> Callable[[P], T]:
+    """`derive(params)` computed once per params object (kept by identity, at most 64).
+
+    Why: a classifier builds its params once and passes the same objects for every record, while
+    hashing or comparing a pydantic model (an `lru_cache` key) costs more than most values derived
+    from it. Params models are frozen, so the value stays right for the object's life."""
+    cache: dict[int, tuple[P, T]] = {}
+
+    def cached(params: P) -> T:
+        hit = cache.get(id(params))
+        if hit is not None and hit[0] is params:
+            return hit[1]
+        if len(cache) >= _PER_PARAMS_SIZE:
+            cache.clear()
+        value = derive(params)
+        cache[id(params)] = (params, value)  # the entry keeps `params` alive: its id is not reused
+        return value
+
+    return cached
 
 
 @dataclass(frozen=True, slots=True)

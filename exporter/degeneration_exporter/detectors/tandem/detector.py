@@ -17,17 +17,26 @@ __all__ = ["DETECTOR", "TandemRepeat", "detect_tandem_repeat"]
 DETECTOR = "tandem_repeat"
 
 
+_CLEAN: dict[int, Finding] = {}  # the clean Finding per text length, shared (nobody mutates a Finding)
+_CLEAN_KEPT = 4096
+
+
 def _finding(loop: Loop | None, text_length: int, offset: int = 0) -> Finding:
     """The Finding for a loop (or for a clean text when `loop` is None)."""
     if loop is None:
-        return Finding(
-            detector=DETECTOR,
-            kind="repetition",
-            flagged=False,
-            score=0.0,
-            coverage=0.0,
-            details={"text_length": text_length},
-        )
+        clean = _CLEAN.get(text_length)
+        if clean is None:
+            if len(_CLEAN) >= _CLEAN_KEPT:
+                _CLEAN.clear()
+            clean = _CLEAN[text_length] = Finding(
+                detector=DETECTOR,
+                kind="repetition",
+                flagged=False,
+                score=0.0,
+                coverage=0.0,
+                details={"text_length": text_length},
+            )
+        return clean
     covered = loop.end - loop.onset
     unit = snippet(loop.unit)
     return Finding(

@@ -1,57 +1,27 @@
 """Offsets between a text, its UTF-8 bytes and its folded bytes, in C-speed steps.
 
 Why its own module: the screen works on folded bytes, findings speak in the text's code points, and a
-long text must not be walked in Python to convert a few offsets. Both maps use a block index built
-once (per 4 KiB: continuation bytes; per 512 bytes: folded lengths of blocks cut where no run
-crosses), then work within one block: a `translate` to count continuation bytes, or a bisection in
-the block's runs that folding shortened (found once per block with `bytes.find`, then kept: the
-verdict converts several offsets near one another).
+long text must not be walked in Python to convert a few offsets. Both maps use counts per 4 KiB
+block built once, then count within one block: continuation bytes (a `translate`) for code points;
+for folding, the *dropped* bytes (every byte of a digit or whitespace run after its first), marked
+in one mask built by big-integer shifts (`int.from_bytes`) and counted with `bytes.count`, so a
+folded offset is a short fixed-point search over counts instead of a regex walk over runs.
 """
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left, bisect_right
-from itertools import pairwise
-
-from .periods import fold_numbers
+from .periods import fold_translated, translate_for_folding
 
 __all__ = ["FoldedText"]
 
 _ENCODE_ERRORS = "surrogatepass"
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
-_BLOCK = 4096  # continuation-byte counts
-_FOLD_BLOCK = 512  # folded lengths per block; within a block, its few shortened runs are walked
-_TO_RUNS = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # as `fold_numbers` maps
-_RUN_OF = {ord("0"): re.compile(rb"0+"), ord(" "): re.compile(rb" +")}
-_DIGITS = frozenset(b"0123456789")
-_SPACES = frozenset(b" \t\n\r\x0b\x0c")
-
-
-def _joined(raw: bytes, at: int) -> bool:
-    """Whether raw[at - 1] and raw[at] belong to one run that folding shortens."""
-    a, b = raw[at - 1], raw[at]
-    return (a in _DIGITS and b in _DIGITS) or (a in _SPACES and b in _SPACES)
-
-
-def _shrunk_runs(raw: bytes) -> tuple[list[int], list[int]]:
-    """The runs of `raw` that folding makes one byte: each one's folded start (ascending), and the
-    bytes removed by the runs before each (one more entry: all of them)."""
-    mapped = raw.translate(_TO_RUNS)
-    runs = []
-    for pair in (b"00", b"  "):
-        at = mapped.find(pair)
-        while at >= 0:
-            run = _RUN_OF[pair[0]].match(mapped, at)
-            end = run.end() if run else at + 2  # it always matches: `pair` starts there
-            runs.append((at, end))
-            at = mapped.find(pair, end)
-    runs.sort()
-    starts, removed = [], [0]
-    for at, end in runs:
-        starts.append(at - removed[-1])
-        removed.append(removed[-1] + end - at - 1)
-    return starts, removed
+_BLOCK = 4096  # counts per block; within one, a `count` or `translate` of the rest
+_FIXPOINT_STEPS = 8  # then bisect: dense short runs make the fixed point creep
+# After `translate_for_folding`: 1 for a folded digit, 2 for a folded space, 0 for anything else; a
+# byte is dropped when it shares a bit with the byte before it.
+_RUN_KIND = bytes(1 if i == 0x30 else 2 if i == 0x20 else 0 for i in range(256))
+_ONE = bytes(0 if i == 0 else 1 for i in range(256))  # any mark to 1
 
 
 def _continuations(piece: bytes) -> int:
@@ -84,13 +54,20 @@ class FoldedText:
     def __init__(self, text: str) -> None:
         self.text = text
         self.raw = text.encode("utf-8", _ENCODE_ERRORS)
-        self.folded = fold_numbers(self.raw)
+        self._translated = translate_for_folding(self.raw)  # the raw bytes, runs not yet shortened
+        self.folded = fold_translated(self._translated)
         self._folded_chars = _CharIndex(self.folded)
         self._raw_chars = _CharIndex(self.raw)
         self._same = len(self.raw) == len(self.folded)  # nothing shrank: byte offsets agree
-        self._cuts: list[int] | None = None  # raw offsets where no folded run crosses
-        self._folded_at: list[int] = []  # folded length of raw[:cut] per cut
-        self._runs: dict[int, tuple[list[int], list[int]]] = {}  # per block: `_shrunk_runs`
+        self._dropped: bytes = b""  # 1 per raw byte that folding drops, 0 per byte it keeps
+        self._dropped_before: list[int] = []  # dropped bytes before each block
+        self._trailing: int | None = None
+
+    def trailing_space(self) -> int:
+        """Whitespace bytes at the end of the folded text (measured once: a copy of the text each)."""
+        if self._trailing is None:
+            self._trailing = len(self.folded) - len(self.folded.rstrip())
+        return self._trailing
 
     def chars(self, folded_at: int) -> int:
         """Code points of the folded text before folded byte `folded_at`."""
@@ -101,37 +78,42 @@ class FoldedText:
         return self._raw_chars.chars(self._raw_offset(folded_at))
 
     def _raw_offset(self, folded_at: int) -> int:
+        """The raw byte of the `folded_at`-th kept byte: the least `x` with `x - dropped(x) ==
+        folded_at`, found by the fixed point `x = folded_at + dropped(x)` (or bisection), then
+        past the dropped bytes of a run it may land in."""
         if self._same:
             return folded_at
         if folded_at >= len(self.folded):
             return len(self.raw)
-        cuts, folded_at_cut = self._index()
-        i = bisect_right(folded_at_cut, folded_at) - 1
-        lo, hi = cuts[i], cuts[i + 1]
-        target = folded_at - folded_at_cut[i]  # folded bytes into the block
-        runs = self._runs.get(i)
-        if runs is None:
-            runs = self._runs[i] = _shrunk_runs(self.raw[lo:hi])
-        starts, removed = runs
-        # The runs that start before the target shift it (the target may be a run's one folded byte).
-        return lo + target + removed[bisect_left(starts, target)]
+        if not self._dropped:
+            self._index()
+        x = folded_at
+        for _ in range(_FIXPOINT_STEPS):
+            y = folded_at + self._dropped_count(x)
+            if y == x:
+                break
+            x = y
+        else:
+            lo, hi = x, folded_at + self._dropped_before[-1]  # the answer lies in [lo, hi]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if mid - self._dropped_count(mid) < folded_at:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            x = lo
+        dropped = self._dropped
+        return dropped.find(b"\x00", x) if dropped[x] else x
 
-    def _index(self) -> tuple[list[int], list[int]]:
-        if self._cuts is None:
-            raw = self.raw
-            if len(raw) <= _FOLD_BLOCK:  # one block: its folded length is known
-                self._cuts, self._folded_at = [0, len(raw)], [0, len(self.folded)]
-                return self._cuts, self._folded_at
-            cuts = [0]
-            for at in range(_FOLD_BLOCK, len(raw), _FOLD_BLOCK):
-                stop = min(len(raw), at + _FOLD_BLOCK // 2)
-                while at < stop and _joined(raw, at):
-                    at += 1  # a run crossing the cut would fold differently in two pieces
-                if at < stop and at > cuts[-1]:
-                    cuts.append(at)
-            cuts.append(len(raw))
-            folded_at = [0]
-            for a, b in pairwise(cuts):
-                folded_at.append(folded_at[-1] + len(fold_numbers(raw[a:b])))
-            self._cuts, self._folded_at = cuts, folded_at
-        return self._cuts, self._folded_at
+    def _dropped_count(self, at: int) -> int:
+        k = at // _BLOCK
+        return self._dropped_before[k] + self._dropped.count(b"\x01", k * _BLOCK, at)
+
+    def _index(self) -> None:
+        n = len(self._translated)
+        kind = int.from_bytes(self._translated.translate(_RUN_KIND), "little")
+        self._dropped = (kind & (kind << 8)).to_bytes(n + 1, "little")[:n].translate(_ONE)
+        before = [0]
+        for i in range(0, n, _BLOCK):
+            before.append(before[-1] + self._dropped.count(b"\x01", i, i + _BLOCK))
+        self._dropped_before = before

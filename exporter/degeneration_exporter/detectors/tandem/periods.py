@@ -1,11 +1,11 @@
 """Back-to-back repeats in bytes: a complete screen by aligned blocks, then exact extension.
 
 Why this shape (cost, docs/benchmarks.md "Default verdict cost"): every step is a C-level `bytes`
-operation (`translate`, `replace`, `find`, slice equality); Python only loops over blocks.
+operation (`translate`, a regex `sub`, `find`, slice equality); Python only loops over blocks.
 
-- *Folding.* Every digit run becomes `0` and every whitespace run one space (`translate` then
-  repeated `replace`), so copies that differ only in numbers, dates, counters or line breaks are
-  equal bytes.
+- *Folding.* Every digit run becomes `0` and every whitespace run one space (`translate`, then one
+  regex pass for each kind of run), so copies that differ only in numbers, dates, counters or line
+  breaks are equal bytes.
 - *Screen (complete).* A repeat with `r` bytes of repeated material is a string `u` of length `r`
   that occurs at `x` and at `x + p`. Take a block of `q` bytes every `s = r_min - q + 1` bytes: any
   `u` with `r >= r_min = q + s - 1` holds a whole block `B`, and `B` occurs again `p` bytes later.
@@ -22,12 +22,19 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Evidence", "Repeat", "fold_numbers", "long_repeats", "short_repeats"]
+__all__ = [
+    "Evidence",
+    "Repeat",
+    "fold_numbers",
+    "fold_translated",
+    "long_repeats",
+    "short_repeats",
+    "translate_for_folding",
+]
 
 _FOLD = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # digits to 0, whitespace to space
 _ZEROS = re.compile(rb"00+")
 _SPACES = re.compile(rb"  +")
-_REGEX_FOLD_BYTES = 4096
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
 _BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
 _TRIES = 3  # later occurrences of a block tried when the nearest is not the loop's period
@@ -37,18 +44,21 @@ def fold_numbers(raw: bytes) -> bytes:
     """Every run of ASCII digits becomes one `0` and every run of ASCII whitespace one space (what
     `re.sub(rb"[0-9]+", b"0", re.sub(rb"[ \t\n\r\v\f]+", b" ", raw))` does, faster): copies that
     differ only in numbers or in line breaks and spacing are equal."""
-    folded = raw.translate(_FOLD)
-    if len(folded) > _REGEX_FOLD_BYTES:  # one regex pass each beats repeated copies of a long text
-        if b"00" in folded:
-            folded = _ZEROS.sub(b"0", folded)
-        if b"  " in folded:
-            folded = _SPACES.sub(b" ", folded)
-        return folded
-    while b"00" in folded:  # a short text: `replace` passes cost less than a regex call
-        folded = folded.replace(b"00", b"0")
-    while b"  " in folded:  # long runs (indentation, padding) shrink fourfold per pass
-        folded = folded.replace(b"    ", b" ").replace(b"  ", b" ")
-    return folded
+    return fold_translated(translate_for_folding(raw))
+
+
+def translate_for_folding(raw: bytes) -> bytes:
+    """Digits to `0`, whitespace to a space: the same length as `raw`, runs not yet shortened."""
+    return raw.translate(_FOLD)
+
+
+def fold_translated(folded: bytes) -> bytes:
+    """`fold_numbers` after `translate_for_folding`: every run of `0` or of spaces shortened to one,
+    one regex pass each (measured cheaper than repeated `replace` passes at every length once runs
+    of indentation appear); a text without digits skips theirs (a memchr)."""
+    if folded.find(b"0") >= 0:
+        folded = _ZEROS.sub(b"0", folded)
+    return _SPACES.sub(b" ", folded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,26 +161,23 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     q = p  # the local period: a slot of another length shifts the copies after it
     # Slots are bridged only in units long enough to hold a slot and more (2 * max_slot), and never
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
-    reach = min(max_slot, p // 4)
-    while stop < n - q and max_slot and p >= 2 * max_slot and _may_resync(b, stop, q, reach, max_slot):
-        for gap in range(1, max_slot + 1):
-            k = stop + gap
-            if k + _RESYNC_BYTES + q + max_slot > n:
-                gap = 0
-                break
+    if not max_slot or p < 2 * max_slot:
+        return Repeat(start, stop, p, slots, q, tuple(pieces))
+    find, reach = b.find, min(max_slot, p // 4)
+    while stop < n - q and _may_resync(b, stop, q, reach, max_slot):
+        # Each slot length in turn, while the next copy has room for the stretch after the slot.
+        for k in range(stop + 1, stop + 1 + min(max_slot, n - _RESYNC_BYTES - q - max_slot - stop)):
             # The stretch after the slot in this copy, looked for in the next copy near one period on.
-            at = b.find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
+            at = find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
             if at >= 0:
-                shift = at - k - q
-                slots += gap + abs(shift)
-                q = at - k
-                stop = _agree_right(b, k, q, n)
-                pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
                 break
         else:
-            gap = 0
-        if not gap:
             break
+        gap, shift = k - stop, at - k - q
+        slots += gap + abs(shift)
+        q = at - k
+        stop = _agree_right(b, k, q, n)
+        pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
     return Repeat(start, stop, p, slots, q, tuple(pieces))
 
 
@@ -197,14 +204,18 @@ def _scan(
     regions = sorted((r.start, r.end) for r in known)
     k = 0
     reach = max_period + q
-    while j + q <= n:
+    last_block = n - q
+    while j <= last_block:
         if regions:
             while k < len(regions) and regions[k][1] <= j:
                 k += 1
             if k < len(regions) and regions[k][0] <= j:
                 j = regions[k][1]
                 continue
-        hit = find(b[j : j + q], j + min_period, j + reach)
+            hit = find(b[j : j + q], j + min_period, j + reach)
+        else:  # the hot loop of a clean text: blocks that do not recur, one look-up each
+            while (hit := find(b[j : j + q], j + min_period, j + reach)) < 0 and j + step <= last_block:
+                j += step
         if hit < 0:
             j += step
             continue

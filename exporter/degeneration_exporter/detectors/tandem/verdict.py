@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
+from ..base import per_params
 from .offsets import FoldedText
 from .onset import reader_onset
 from .params import TandemRepeatParams
@@ -23,9 +24,8 @@ Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
 _NUMBER = re.compile(r"[0-9]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
-_ASCII_LETTERS = bytes(range(65, 91)) + bytes(range(97, 123))  # what `_LETTER` matches in ASCII
-_NOT_LETTER = bytes(c for c in range(256) if c not in _ASCII_LETTERS)
-_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())  # what `_SPACE` matches in ASCII
+_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # what `_LETTER` matches in ASCII
+_ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "  # ... and `_SPACE`
 _ENCODE_ERRORS = "surrogatepass"
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
 
@@ -64,32 +64,42 @@ def _counting_start(nums: list[int], per_copy: int, min_terms: int) -> int | Non
     return None
 
 
-def _letters_spaces(unit: bytes, unit_text: str) -> tuple[int, int]:
-    """Letters and whitespace characters of one copy: byte deletions when it is ASCII (most are)."""
-    if unit.isascii():
-        return len(unit.translate(None, _NOT_LETTER)), len(unit) - len(unit.translate(None, _ASCII_SPACE))
-    return len(_LETTER.findall(unit_text)), len(_SPACE.findall(unit_text))
+def _char_start(b: bytes, rep: Repeat) -> int:
+    """Where a repeat's judged copies begin: its start, moved onto a whole character."""
+    start = rep.start
+    while start < rep.end and (b[start] & 0xC0) == 0x80:
+        start += 1
+    return start
+
+
+def _letters_and_spaces(unit_bytes: bytes, unit: str) -> tuple[int, int]:
+    """Letters (`_LETTER`) and whitespace (`_SPACE`) in a unit: two `translate` counts for ASCII."""
+    if unit_bytes.isascii():
+        size = len(unit_bytes)
+        return size - len(unit_bytes.translate(None, _ASCII_LETTERS)), size - len(
+            unit_bytes.translate(None, _ASCII_SPACES)
+        )
+    return len(_LETTER.findall(unit)), len(_SPACE.findall(unit))
 
 
 def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
     b = t.folded
-    start = rep.start
-    while start < rep.end and (b[start] & 0xC0) == 0x80:  # begin on a whole character
-        start += 1
+    start = _char_start(b, rep)
     c_start, c_stop = t.chars(start), t.chars(rep.stop)
     period = t.chars(start + rep.period) - c_start
     if period <= 0:
         return None
     repeated = c_stop - c_start
     copies = repeated / period + 1.0
-    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + (len(b) - len(b.rstrip()))
+    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + t.trailing_space()
     if copies < params.min_copies and not reaches_end:
         return None  # too few copies for any family: most repeated phrases of clean text stop here
-    unit_folded = b[start : start + rep.period].decode("utf-8", "ignore")
+    unit_bytes = b[start : start + rep.period]
+    unit_folded = unit_bytes.decode("utf-8", "ignore")
     if unit_folded.isspace() or not unit_folded:
         return None  # whitespace padding
-    letters, spaces = _letters_spaces(b[start : start + rep.period], unit_folded)
+    letters, spaces = _letters_and_spaces(unit_bytes, unit_folded)
     per_copy = unit_folded.count("0")
     wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
         len(unit_folded) - spaces
@@ -134,6 +144,7 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
     return Loop(family, onset, t.original(rep.end), text_period, round(copies, 3), "")
 
 
+@per_params
 def _evidence(params: TandemRepeatParams) -> Evidence:
     """The screens' targets: a code point is at least one byte, so character minimums are byte minimums."""
     tail_unit = max(params.min_tail_unit_chars, params.short_period_bytes)
@@ -147,10 +158,30 @@ def _evidence(params: TandemRepeatParams) -> Evidence:
 
 
 def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
-    """The earliest loop among a repeat's exact stretches and the whole (slots bridged)."""
-    pieces = (*rep.exact_pieces(), rep) if rep.slot_bytes else (rep,)
-    loops = (_judge(t, r, params, ends_text) for r in pieces)
-    return min((x for x in loops if x is not None), key=lambda x: x.onset, default=None)
+    """The earliest loop among a repeat's exact stretches and the whole (slots bridged; on a tie, the
+    first in that order), judging as few as that takes.
+
+    A piece's onset is never before `t.original(start)` of its start on a whole character, and that
+    offset rises strictly with the start: so the pieces are judged by start, and the judging stops
+    once no piece left can start a loop earlier than the best one found."""
+    if not rep.slot_bytes:
+        return _judge(t, rep, params, ends_text)
+    pieces = (*rep.exact_pieces(), rep)
+    b = t.folded
+    starts = [_char_start(b, r) for r in pieces]
+    if all(at < len(b) and (b[at] & 0xC0) != 0x80 for at in starts):
+        keys = starts  # ordered as the offsets are; converted only when compared with a found onset
+    else:
+        keys = [t.original(at) for at in starts]
+    best: Loop | None = None
+    best_i = 0
+    for i in sorted(range(len(pieces)), key=lambda i: (keys[i], i)):
+        if best is not None and (t.original(starts[i]), i) > (best.onset, best_i):
+            break  # every piece left starts its loop, if any, after the best one
+        loop = _judge(t, pieces[i], params, ends_text)
+        if loop is not None and (best is None or (loop.onset, i) < (best.onset, best_i)):
+            best, best_i = loop, i
+    return best
 
 
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
@@ -179,5 +210,4 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
         onset = first.start() if first else best.onset
     else:
         onset = reader_onset(text, best.onset, best.period)
-    unit = text[onset : onset + best.period]
-    return Loop(best.family, onset, best.end, best.period, best.copies, unit)
+    return Loop(best.family, onset, best.end, best.period, best.copies, text[onset : onset + best.period])
