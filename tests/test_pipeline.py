@@ -75,8 +75,9 @@ def test_scan_counts_the_same_lines_the_same_way(tmp_path: Path) -> None:
     result = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump)))
     reasons = [(m["line"], m["reason"]) for m in result.file.malformed]
     assert reasons == [(2, "encoding"), (3, "encoding"), (4, "invalid_json")]
-    assert [(s.line, s.kinds[:1]) for s in result.samples] == [(1, []), (2, ["repetition"])]
-    assert result.lines == 4 and result.error is None
+    samples = [orjson.loads(data) for _line, data, _at, _verdict in result.samples]
+    assert [(s["line"], s["kinds"][:1]) for s in samples] == [(1, []), (2, ["repetition"])]
+    assert result.lines == 4 and result.flagged == 1 and result.error is None
 
 
 def test_a_detector_error_costs_one_line_counted_internal_and_the_rest_go_on() -> None:
@@ -120,7 +121,9 @@ def test_scan_results_travel_back_without_text_unless_the_report_shows_it(tmp_pa
     if "text" not in {f.name for f in dataclasses.fields(Classification)}:
         pytest.skip("Classification.text arrives with branch `samples` (common.md, shared interface 1)")
     dump = tmp_path / "d.jsonl"
-    dump.write_bytes(orjson.dumps({"response": LOOP}) + b"\n")
-    lean = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump))).samples[0]
-    full = scan_piece(ScanJob(ClassifierConfig(), keep_text=True), Piece(str(dump))).samples[0]
-    assert getattr(lean, "text") == "" and getattr(full, "text") == LOOP  # noqa: B009
+    dump.write_bytes(orjson.dumps({"response": LOOP}) + b"\n" + orjson.dumps({"response": CLEAN}) + b"\n")
+    lean = scan_piece(ScanJob(ClassifierConfig(), verdicts=True), Piece(str(dump))).samples
+    full = scan_piece(ScanJob(ClassifierConfig(), verdicts=True, keep_text=True), Piece(str(dump))).samples
+    assert [getattr(v, "text", None) for *_, v in lean] == ["", None]  # the clean one: JSON only
+    assert [getattr(v, "text", None) for *_, v in full] == [LOOP, None]
+    assert b'"text":' not in lean[0][1] and lean[0][1] == full[0][1]  # the JSON never has the text
