@@ -93,6 +93,15 @@ def test_a_detector_error_costs_one_line_counted_internal_and_the_rest_go_on() -
     assert [(r.line, r.kinds[:1]) for r in out] == [(1, []), (3, ["repetition"])]
 
 
+def test_identical_lines_give_results_of_their_own() -> None:
+    """Path and line are stamped onto the classifier's fresh result in place (pipeline.py, `_set`): a
+    classifier handing the same object out twice (a memo of verdicts) would make the first line stick."""
+    pipeline = LinePipeline(Classifier(), "generic", lambda *_: None)
+    row = orjson.dumps({"text": LOOP})
+    first, second = (pipeline.process(Line(row, "f", n))[0] for n in (1, 2))
+    assert (first.line, second.line) == (1, 2) and first is not second
+
+
 def test_streamed_response_carries_the_line_that_completed_it() -> None:
     pipeline = LinePipeline(Classifier(), None, lambda *_: None)
     chunk = {"id": "r1", "object": "chat.completion.chunk", "model": "m"}
