@@ -347,9 +347,9 @@ def build_job(args: argparse.Namespace) -> ScanJob:
     """Validate every parameter (flags over `--config`) up front; raises ConfigError naming it."""
     from ..batch.piece import ScanJob
     from ..classification.classify import Classifier, ClassifierConfig
-    from ..config import PipelineOptions
     from ..errors import ConfigError
     from ..pipeline import PathLabels
+    from ..pipeline_options import PipelineOptions
     from ..sources.file_tail.reader import DEFAULT_MAX_LINE_BYTES
 
     base = ClassifierConfig()
@@ -422,8 +422,9 @@ def _from_config(
     """A `run` config's classify section, detector params, and one source's pipeline options."""
     from pathlib import Path
 
-    from ..config import PipelineOptions, load_settings
+    from ..config import load_settings
     from ..errors import ConfigError
+    from ..pipeline_options import PipelineOptions
 
     settings = load_settings(Path(path))
     if settings.classify.detector_params:
