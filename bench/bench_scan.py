@@ -11,6 +11,11 @@ Why: `scan` is what RL teams run over rollout dumps instead of Relax's offline d
   Relax / scan.
 - memory: peak resident memory of the whole `scan` process tree (parent and worker processes, summed,
   sampled from /proc every 20 ms) for files of N short replies; flat in N is the goal (<= 300 MB).
+- overhead: CPU microseconds per record that `scan` spends outside the classifier, in this process
+  (best of 3, `process_time`): the worker's side (`scan_piece` with the classifier's own results
+  replayed in order, so reading, parsing, the pipeline, the aggregates and the listed samples remain;
+  then pickling the piece's result as a worker process does) and the parent's (unpickling, merging,
+  writing the JSON report), with the classifier's own cost on the same records for scale.
 
 Short replies are WebText continuations (human and sampled, ~900 characters), one in seven looping.
 Run: `.venv/bin/python bench/bench_scan.py [--short 60000] [--long 200] [--memory 60000,1000000]
@@ -21,15 +26,24 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import os
+import pickle
 import random
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from degeneration_exporter.batch import piece as piece_module
+from degeneration_exporter.batch.piece import ScanJob, scan_piece
+from degeneration_exporter.batch.plan import DEFAULT_CHUNK_BYTES, expand_inputs, plan_pieces
+from degeneration_exporter.classification.classify import Classifier, ClassifierConfig
+from degeneration_exporter.classification.result import Classification
+from degeneration_exporter.commands import scan as scan_command_module
 from degeneration_exporter.detectors.compression._window_scan import (
     DEFAULT_STRIDE,
     DEFAULT_THRESHOLD,
@@ -37,6 +51,9 @@ from degeneration_exporter.detectors.compression._window_scan import (
     scan_windows,
     window_bounds,
 )
+from degeneration_exporter.formats.lines import LineParser
+from degeneration_exporter.record import Record
+from degeneration_exporter.sinks.json_report import JsonReportWriter
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "gpt2-large-webtext-dev"
 LOOP_UNIT = "The answer is not clear, so we need to check the numbers again. "
@@ -153,6 +170,76 @@ def speed(tmp: Path, name: str, path: Path, mb: float, rows: list[str]) -> None:
     )
 
 
+class _Replay(Classifier):
+    """The classifier's own results for one file, handed back in order: what `scan` costs besides them."""
+
+    def __init__(self, config: ClassifierConfig, results: list[Classification]) -> None:
+        super().__init__(config)
+        self._results = results
+        self._next = iter(results)
+
+    def rewind(self) -> None:
+        self._next = iter(self._results)
+
+    def classify(self, record: Record) -> Classification:
+        return next(self._next)
+
+
+def _best(run: Callable[[], object], repeat: int = 3) -> float:
+    """Least CPU seconds of `repeat` calls (the machine is shared: the least is the least disturbed)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        run()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def overhead(name: str, path: Path, rows: list[str]) -> None:
+    """Per-record CPU outside the classifier, worker side and parent side (module docstring)."""
+    job = ScanJob(ClassifierConfig())
+    files, _ = expand_inputs([str(path)])
+    pieces = plan_pieces(
+        files,
+        chunk_bytes=DEFAULT_CHUNK_BYTES,
+        format_name=None,
+        custom_fields=None,
+        max_line_bytes=job.max_line_bytes,
+    )
+    parser = LineParser(None)
+    records = [r for line in path.read_bytes().splitlines() for r in parser.parse(line)]
+    classifier = Classifier(job.classifier)
+    results: list[Classification] = []
+    t_classify = _best(lambda: results.__setitem__(slice(None), [classifier.classify(r) for r in records]))
+    replay = _Replay(job.classifier, results)
+    piece_module._CLASSIFIERS[job.classifier.model_dump_json()] = replay  # scan_piece's per-process cache
+    done: list[object] = []
+
+    def worker() -> None:
+        replay.rewind()
+        done[:] = [scan_piece(job, p) for p in pieces]
+
+    try:
+        t_worker = _best(worker)
+    finally:
+        piece_module._CLASSIFIERS.clear()
+    blobs: list[bytes] = []
+    t_pickle = _best(lambda: blobs.__setitem__(slice(None), [pickle.dumps(r) for r in done]))
+
+    def parent() -> None:
+        merger = scan_command_module._Merger([JsonReportWriter(io.BytesIO())], [])
+        for blob in blobs:
+            merger.take(pickle.loads(blob))
+        merger.finish({})
+
+    t_parent = _best(parent)
+    n = len(records)
+    per = [t * 1e6 / n for t in (t_worker, t_pickle, t_parent, t_worker + t_pickle + t_parent, t_classify)]
+    rows.append(
+        f"| {name} | {n:,} | {sum(map(len, blobs)) / n:,.0f} | " + " | ".join(f"{v:,.1f}" for v in per) + " |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--short", type=int, default=60_000, help="short replies for the speed run")
@@ -166,6 +253,7 @@ def main() -> None:
         "(memory does not depend on the detectors' speed)",
     )
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true", help="skip the per-record overhead run")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as name:
@@ -182,6 +270,15 @@ def main() -> None:
             speed(tmp, "long replies", long, write_long(long, args.long), rows)
             print("\n".join(rows))
             print(f"\n({cores} cores available; scan wall clock includes start-up)\n")
+            if not args.skip_overhead:
+                rows = [
+                    "| input | records | pickled B/record | worker µs | worker pickling µs | parent µs | "
+                    "outside the classifier µs | classifier µs |",
+                    "|---|---:|---:|---:|---:|---:|---:|---:|",
+                ]
+                overhead("short replies", short, rows)
+                overhead("long replies", long, rows)
+                print("\n".join(rows) + "\n")
         rows = [
             "| replies | MB | scan s | peak RSS MiB (process tree) | report MB |",
             "|---:|---:|---:|---:|---:|",

@@ -76,8 +76,9 @@ def test_scan_counts_the_same_lines_the_same_way(tmp_path: Path) -> None:
     result = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump)))
     reasons = [(m["line"], m["reason"]) for m in result.file.malformed]
     assert reasons == [(2, "encoding"), (3, "encoding"), (4, "invalid_json")]
-    assert [(s.line, s.kinds[:1]) for s in result.samples] == [(1, []), (2, ["repetition"])]
-    assert result.lines == 4 and result.error is None
+    samples = [orjson.loads(data) for _line, data, _at, _verdict in result.samples]
+    assert [(s["line"], s["kinds"][:1]) for s in samples] == [(1, []), (2, ["repetition"])]
+    assert result.lines == 4 and result.flagged == 1 and result.error is None
 
 
 def test_a_detector_error_costs_one_line_counted_internal_and_the_rest_go_on() -> None:
@@ -91,6 +92,15 @@ def test_a_detector_error_costs_one_line_counted_internal_and_the_rest_go_on() -
     out = [r for i, row in enumerate(rows) for r in pipeline.process(Line(orjson.dumps(row), "f", i + 1))]
     assert rejected == [("internal", 2)]
     assert [(r.line, r.kinds[:1]) for r in out] == [(1, []), (3, ["repetition"])]
+
+
+def test_identical_lines_give_results_of_their_own() -> None:
+    """Path and line are stamped onto the classifier's fresh result in place (pipeline.py, `_set`): a
+    classifier handing the same object out twice (a memo of verdicts) would make the first line stick."""
+    pipeline = LinePipeline(Classifier(), "generic", lambda *_: None)
+    row = orjson.dumps({"text": LOOP})
+    first, second = (pipeline.process(Line(row, "f", n))[0] for n in (1, 2))
+    assert (first.line, second.line) == (1, 2) and first is not second
 
 
 def test_streamed_response_carries_the_line_that_completed_it() -> None:
@@ -121,10 +131,12 @@ def test_scan_results_travel_back_without_text_unless_the_report_shows_it(tmp_pa
     if "text" not in {f.name for f in dataclasses.fields(Classification)}:
         pytest.skip("Classification.text arrives with branch `samples` (common.md, shared interface 1)")
     dump = tmp_path / "d.jsonl"
-    dump.write_bytes(orjson.dumps({"response": LOOP}) + b"\n")
-    lean = scan_piece(ScanJob(ClassifierConfig()), Piece(str(dump))).samples[0]
-    full = scan_piece(ScanJob(ClassifierConfig(), keep_text=True), Piece(str(dump))).samples[0]
-    assert getattr(lean, "text") == "" and getattr(full, "text") == LOOP  # noqa: B009
+    dump.write_bytes(orjson.dumps({"response": LOOP}) + b"\n" + orjson.dumps({"response": CLEAN}) + b"\n")
+    lean = scan_piece(ScanJob(ClassifierConfig(), verdicts=True), Piece(str(dump))).samples
+    full = scan_piece(ScanJob(ClassifierConfig(), verdicts=True, keep_text=True), Piece(str(dump))).samples
+    assert [getattr(v, "text", None) for *_, v in lean] == ["", None]  # the clean one: JSON only
+    assert [getattr(v, "text", None) for *_, v in full] == [LOOP, None]
+    assert b'"text":' not in lean[0][1] and lean[0][1] == full[0][1]  # the JSON never has the text
 
 
 def _chunk(request_id: str, content: str, finish: str | None = None) -> bytes:

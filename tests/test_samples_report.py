@@ -10,6 +10,7 @@ import orjson
 from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.record import Record
 from degeneration_exporter.sinks.html_report import HtmlReportWriter
+from degeneration_exporter.sinks.report_writer import ListedSample
 
 from tests.log_lines import CLEAN, LEAK, LOOP
 from tests.test_scan import run_scan
@@ -53,9 +54,8 @@ def test_a_million_records_make_a_small_report(tmp_path: Path) -> None:
     out = tmp_path / "big.html"
     writer = HtmlReportWriter(out)
     for n in range(1_000_000):
-        writer.add_sample(
-            dataclasses.replace(looping, path="/d/x.jsonl", line=n + 1) if n % 10 == 0 else looping
-        )
+        verdict = dataclasses.replace(looping, path="/d/x.jsonl", line=n + 1) if n % 10 == 0 else looping
+        writer.add_sample(ListedSample(b"", verdict))
     files = [{"path": f"/d/{i}.jsonl", "num_samples": 1000, "repetition_frac": i / 1000} for i in range(1000)]
     steps = [
         {"run": "r", "step": s, "num_samples": 200, "repetition_frac": (s % 50) / 50} for s in range(5000)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +49,19 @@ def test_cli_start_imports_only_the_verb_it_runs(argv: list[str]) -> None:
         assert commands == set()
         assert not [m for m in added if m.split(".")[0] in HEAVY]
     assert proc.stdout
+
+
+def test_a_scan_without_config_imports_none_of_the_daemons_configuration(tmp_path: Path) -> None:
+    """`scan FILE` validates its flags with `PipelineOptions` alone: the daemon's settings (config.py,
+    pydantic_settings, every sink's config with prometheus_client and opentelemetry) are a third of a
+    second of start-up that a scan without `--config` never reads."""
+    dump = tmp_path / "d.jsonl"
+    dump.write_text('{"response": "hello"}\n', encoding="utf-8")
+    argv = ["scan", str(dump), "-o", str(tmp_path / "r.json"), "--workers", "1", "-q"]
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120, check=False
+    )
+    added: list[str] = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert (tmp_path / "r.json").exists()
+    daemon_side = ("degeneration_exporter.config", "pydantic_settings", "prometheus_client", "opentelemetry")
+    assert [m for m in added if m.startswith(daemon_side)] == []

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -35,7 +34,6 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
-    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
@@ -50,10 +48,9 @@ from pydantic_settings import (
 )
 
 from .classification.classify import ClassifierConfig
-from .classification.streams import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_OPEN_STREAMS, USAGE_WAIT
 from .detectors import DETECTORS
 from .errors import ConfigError
-from .formats import FORMATS, CustomFormatOptions
+from .pipeline_options import AUTO_FORMAT, PipelineOptions
 from .sinks.otlp import OtlpSinkConfig
 from .sinks.prometheus import PrometheusSinkConfig
 from .sources.file_tail import FileTailConfig
@@ -86,108 +83,8 @@ log = logging.getLogger(__name__)
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-AUTO_FORMAT = "auto"
 
-
-class _PipelineOptions(BaseModel):
-    """Per-source options the pipeline reads (a source itself knows nothing about JSON)."""
-
-    model_config = _FROZEN
-
-    format: str = Field(
-        AUTO_FORMAT,
-        description="Input format name (docs/formats.md), or `auto` to detect it from the first records.",
-    )
-
-    fields: CustomFormatOptions | None = Field(
-        None, description="Dot paths of each Record field, for `format: custom` only (docs/formats.md)."
-    )
-    max_stream_chars: int | None = Field(
-        None,
-        ge=0,
-        le=1024**3,
-        description="Deprecated and ignored: streamed responses keep no text (the detectors read every "
-        "delta as it arrives). Still accepted so existing configs load; the daemon logs a warning.",
-    )
-    run: str | None = Field(
-        None,
-        min_length=1,
-        description="The `run` of this source's responses when neither the record nor `run_from_path` "
-        'gives one (docs/running.md, "Several runs under one glob").',
-    )
-    model_name: str | None = Field(
-        None,
-        min_length=1,
-        description="The `model` of this source's responses when neither the record nor "
-        "`model_from_path` gives one.",
-    )
-    run_from_path: str | None = Field(
-        None,
-        description="Regular expression with a named group `run`, searched in each file's path, e.g. "
-        "`/runs/(?P<run>[^/]+)/`; a record's own run wins, a path that does not match falls back to `run`.",
-    )
-    model_from_path: str | None = Field(
-        None,
-        description="Regular expression with a named group `model`, searched in each file's path; a "
-        "record's own model wins, a path that does not match falls back to `model_name`.",
-    )
-    max_open_streams: int = Field(
-        DEFAULT_MAX_OPEN_STREAMS,
-        ge=1,
-        le=1_000_000,
-        description="Streamed responses open at once (chunk formats); opening one more closes the least "
-        "recently active as abort, counted in streams_evicted_total.",
-    )
-    stream_idle_timeout: timedelta = Field(
-        DEFAULT_IDLE_TIMEOUT,
-        gt=timedelta(0),
-        le=timedelta(days=1),
-        description="A streamed response with no chunk this long is closed as abort, on a timer "
-        "(streams_expired_total).",
-    )
-    usage_wait: timedelta = Field(
-        timedelta(seconds=USAGE_WAIT),
-        gt=timedelta(0),
-        le=timedelta(minutes=1),
-        description="A streamed response that finished without a token count waits this long for the "
-        "usage-only chunk sent after it with `stream_options.include_usage` (vLLM gives no hint that "
-        "one follows), then is counted without one; checked at least every half of it, so the wait "
-        "is at most 1.5 times this.",
-    )
-
-    @field_validator("format")
-    @classmethod
-    def _known_format(cls, value: str) -> str:
-        if value != AUTO_FORMAT and value not in FORMATS:
-            raise ValueError(f"unknown format {value!r}; known: {sorted(FORMATS)} or {AUTO_FORMAT!r}")
-        return value
-
-    @field_validator("run_from_path", "model_from_path")
-    @classmethod
-    def _pattern_with_group(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
-            return None
-        group = "run" if info.field_name == "run_from_path" else "model"
-        try:
-            compiled = re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a regular expression: {exc}") from exc
-        if group not in compiled.groupindex:
-            raise ValueError(f"needs a named group (?P<{group}>...)")
-        return value
-
-    @model_validator(mode="after")
-    def _fields_only_for_custom(self) -> _PipelineOptions:
-        if self.fields is not None and self.format != "custom":
-            raise ValueError("fields applies only to format: custom")
-        return self
-
-
-PipelineOptions = _PipelineOptions
-"""The per-source pipeline options on their own (`scan` validates its flags with them)."""
-
-
-class FileTailSourceConfig(FileTailConfig, _PipelineOptions):
+class FileTailSourceConfig(FileTailConfig, PipelineOptions):
     """`sources[] type: file_tail` (the default type): FileTailConfig plus the pipeline options."""
 
 
@@ -197,18 +94,18 @@ def _source_type(value: Any) -> str:
     return str(getattr(value, "type", "file_tail"))
 
 
-class StdinSourceConfig(StdinConfig, _PipelineOptions):
+class StdinSourceConfig(StdinConfig, PipelineOptions):
     """`sources[] type: stdin`: JSONL piped into the daemon (`run -`), plus the pipeline options."""
 
 
-class HttpPushSourceConfig(HttpPushConfig, _PipelineOptions):
+class HttpPushSourceConfig(HttpPushConfig, PipelineOptions):
     """`sources[] type: http_push`: `POST /ingest`, plus the pipeline options."""
 
 
 OTLP_FORMAT = "otlp_json"
 
 
-class OtlpSourceConfig(OtlpReceiverConfig, _PipelineOptions):
+class OtlpSourceConfig(OtlpReceiverConfig, PipelineOptions):
     """`sources[] type: otlp`: OTLP/HTTP `/v1/logs` and `/v1/traces` (docs/otlp.md), always `otlp_json`."""
 
     format: str = Field(

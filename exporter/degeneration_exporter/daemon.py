@@ -74,7 +74,7 @@ def build_classifier(settings: Settings) -> Classifier:
 
 
 def path_labels(config: Any) -> PathLabels:
-    """A source's `run`/`model_name` options (`_PipelineOptions`) as the pipeline applies them."""
+    """A source's `run`/`model_name` options (`PipelineOptions`) as the pipeline applies them."""
     return PathLabels(config.run, config.model_name, config.run_from_path, config.model_from_path)
 
 

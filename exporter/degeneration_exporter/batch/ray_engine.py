@@ -79,5 +79,5 @@ def _get(ray: Any, ref: Any, piece: Piece) -> PieceResult:
 
         tally = Tally()
         tally.file(piece.path)
-        return PieceResult(piece, [], tally, 0, f"ray task failed: {type(exc).__name__}")
+        return PieceResult(piece, [], tally, 0, error=f"ray task failed: {type(exc).__name__}")
     return result

@@ -19,6 +19,8 @@ MAX_MALFORMED_LISTED = 1000
 """Malformed lines listed per file in the report; the rest are counted (`num_malformed`)."""
 
 _KINDS = tuple(k.value for k in FlagKind)
+_VALUE = {k: k.value for k in FlagKind}
+"""Each kind's value by a dict lookup: `FlagKind.value` is a property, slow once per sample."""
 _REPETITION = FlagKind.REPETITION.value
 
 
@@ -35,7 +37,9 @@ class GroupTally:
 
     def add(self, result: Classification) -> None:
         self.num_samples += 1
-        self.flagged.update(k.value for k in result.flags)
+        flagged = self.flagged
+        for kind in result.flags:
+            flagged[_VALUE[kind]] += 1
 
     def merge(self, other: GroupTally) -> None:
         self.num_samples += other.num_samples
@@ -102,8 +106,7 @@ class Tally:
         return found
 
     def add(self, result: Classification) -> None:
-        path = result.path or "-"
-        file = self.file(path)
+        file = self.file(result.path or "-")
         file.group.add(result)
         if file.rollout_id is None:
             file.rollout_id = result.identity.get("rollout_id")

@@ -10,6 +10,7 @@ import tempfile
 from typing import IO, Any
 
 from ..classification.result import Classification, FlagKind
+from ..sinks.report_writer import ListedSample
 
 __all__ = ["DEFAULT_LIMIT", "TableWriter", "align", "sample_row"]
 
@@ -60,12 +61,13 @@ class TableWriter:
         self._listed = 0
         self._flagged = 0
 
-    def add_sample(self, sample: Classification) -> None:
-        if not sample.flags:
+    def add_sample(self, sample: ListedSample) -> None:
+        verdict = sample.verdict
+        if verdict is None or not verdict.flags:
             return
         self._flagged += 1
         if self._limit == 0 or self._listed < self._limit:
-            self._rows.write(("  " + sample_row(sample) + "\n").encode("utf-8", "replace"))
+            self._rows.write(("  " + sample_row(verdict) + "\n").encode("utf-8", "replace"))
             self._listed += 1
 
     def finish(self, summary: dict[str, Any]) -> None:

@@ -220,7 +220,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             for result in results:
                 merger.take(result)
-                progress.advance(result.piece.size, result.file.group.num_samples, _flagged(result))
+                progress.advance(result.piece.size, result.file.group.num_samples, result.flagged)
         finally:
             progress.close()
         summary = merger.finish(_report_config(job.classifier))
@@ -231,10 +231,6 @@ def main(args: argparse.Namespace) -> int:
         for close in closers:
             close()
     return EXIT_INPUT_FAILED if summary["failed_files"] else EXIT_OK
-
-
-def _flagged(result: PieceResult) -> int:
-    return sum(1 for s in result.samples if s.flags)
 
 
 class _Merger:
@@ -255,14 +251,18 @@ class _Merger:
         self._error: str | None = None
 
     def take(self, result: PieceResult) -> None:
+        from ..sinks.report_writer import ListedSample
+
         path = result.piece.path
         if path != self._path:
             self._end_file()
             self._path, self._lines_before, self._error = path, 0, None
         result = result.shifted(self._lines_before)
         self._lines_before += result.lines
-        for sample in result.samples:
-            for writer in self._writers:
+        writers = self._writers
+        for _line, data, _at, verdict in result.samples:
+            sample = ListedSample(data, verdict)
+            for writer in writers:
                 writer.add_sample(sample)
         self._tally.merge(result.tally)
         if result.error is not None and self._error is None:
@@ -347,9 +347,9 @@ def build_job(args: argparse.Namespace) -> ScanJob:
     """Validate every parameter (flags over `--config`) up front; raises ConfigError naming it."""
     from ..batch.piece import ScanJob
     from ..classification.classify import Classifier, ClassifierConfig
-    from ..config import PipelineOptions
     from ..errors import ConfigError
     from ..pipeline import PathLabels
+    from ..pipeline_options import PipelineOptions
     from ..sources.file_tail.reader import DEFAULT_MAX_LINE_BYTES
 
     base = ClassifierConfig()
@@ -400,13 +400,16 @@ def build_job(args: argparse.Namespace) -> ScanJob:
         raise ConfigError("--max-line-bytes must be positive", field="--max-line-bytes")
     if args.limit < 0:
         raise ConfigError("--limit must be 0 (all) or positive", field="--limit")
+    fmt = _report_format(args)
     return ScanJob(
         classifier=config,
         format_name=None if pipeline.format == "auto" else pipeline.format,
         custom_fields=pipeline.fields,
         max_line_bytes=max_line_bytes,
         only_hits=args.only_hits,
-        keep_text=args.format == "html",
+        keep_text=fmt == "html",
+        sample_json=fmt == "json" or bool(args.samples_out),
+        verdicts=fmt in ("table", "html"),
         labels=PathLabels(
             pipeline.run, pipeline.model_name, pipeline.run_from_path, pipeline.model_from_path
         ),
@@ -419,8 +422,9 @@ def _from_config(
     """A `run` config's classify section, detector params, and one source's pipeline options."""
     from pathlib import Path
 
-    from ..config import PipelineOptions, load_settings
+    from ..config import load_settings
     from ..errors import ConfigError
+    from ..pipeline_options import PipelineOptions
 
     settings = load_settings(Path(path))
     if settings.classify.detector_params:
@@ -496,6 +500,10 @@ def _report_config(classifier: ClassifierConfig) -> dict[str, Any]:
     return config
 
 
+def _report_format(args: argparse.Namespace) -> str:
+    return str(args.format or ("json" if args.output else "table"))
+
+
 def _writers(args: argparse.Namespace) -> tuple[list[ReportWriter], list[Any]]:
     """The report writer (-o or stdout) and the --samples-out writer, with what closes their files."""
     from pathlib import Path
@@ -503,7 +511,7 @@ def _writers(args: argparse.Namespace) -> tuple[list[ReportWriter], list[Any]]:
     from ..sinks.json_report import JsonlSamplesWriter, JsonReportWriter
     from ._table import TableWriter
 
-    fmt = args.format or ("json" if args.output else "table")
+    fmt = _report_format(args)
     writers: list[ReportWriter] = []
     closers: list[Any] = []
     if fmt == "html":

@@ -65,7 +65,10 @@ def join(prefix: str, path: str) -> str:
 
 def lookup(obj: Any, path: str) -> Any:
     """The value at `path`, or `ABSENT` when any step is missing or of the wrong container type."""
-    for part in compile_path(path):
+    parts = compile_path(path)
+    if len(parts) == 1 and type(obj) is dict:  # a top-level key of a decoded line: most lookups
+        return obj.get(str(parts[0]), ABSENT)
+    for part in parts:
         if isinstance(part, int) and isinstance(obj, list):
             if not -len(obj) <= part < len(obj):
                 return ABSENT

@@ -17,10 +17,12 @@ from typing import Any, Final
 from ..record import Record, parse_finish_reason
 from ._fields import optional_int, optional_int_list, require_list, require_str
 
-__all__ = ["IDENTITY_KEYS", "is_dump_wrapper", "record_from_sample", "records_from_dump"]
+__all__ = ["IDENTITY_KEYS", "IDENTITY_TYPES", "is_dump_wrapper", "record_from_sample", "records_from_dump"]
 
 IDENTITY_KEYS: Final = ("rollout_id", "index", "sample_index", "group_index", "dataset")
 """Fields copied into `Record.identity` (Relax's diagnose report uses the same names)."""
+IDENTITY_TYPES: Final = int | str
+"""The identity values kept; built once (`int | str` inside `isinstance` builds a union per call)."""
 
 
 def is_dump_wrapper(obj: Mapping[str, Any]) -> bool:
@@ -66,7 +68,7 @@ def record_from_sample(sample: Any, *, where: str, step: int | None, position: i
         if response_length is None and token_ids is not None:
             response_length = len(token_ids)
     identity: dict[str, object] = {
-        key: sample[key] for key in IDENTITY_KEYS if isinstance(sample.get(key), int | str)
+        key: sample[key] for key in IDENTITY_KEYS if isinstance(sample.get(key), IDENTITY_TYPES)
     }
     if position is not None:
         identity["position"] = position

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..classification.result import Classification
+from .report_writer import ListedSample
 from .sample_html import SAMPLE_TABLE_HEAD, esc, kind_badges, page, render_sample, sample_row
 from .samples import StoredSample, stored_sample
 from .svg_chart import bar_chart
@@ -55,9 +55,10 @@ class HtmlReportWriter:
         self._after_bins = [0] * _AFTER_BINS
         self._started = time.time()
 
-    def add_sample(self, sample: Classification) -> None:
+    def add_sample(self, listed: ListedSample) -> None:
         """Tally the loop distributions; keep the first `max_samples` flagged samples."""
-        if not sample.flags:
+        sample = listed.verdict
+        if sample is None or not sample.flags:
             return
         self._flagged_seen += 1
         loop = sample.loop

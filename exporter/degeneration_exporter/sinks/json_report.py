@@ -5,6 +5,10 @@ are produced (memory flat in the number of records). So the document opens with 
 compact object per line, each with its `path`, `line` and the record's identity, as Relax's diagnose
 report lists them), and the aggregates follow once known: `config`, Relax's `num_samples`,
 `num_repetitive_samples`, `repetition_frac`, per-kind counts, `files`, `runs`, `steps`, `failed_files`.
+
+Samples are serialised where they are classified (a worker process, a Ray task) with `dump_split`,
+which also says where the line number sits, so the parent only rewrites that number (`shift_line`)
+once it knows how many lines the file's earlier pieces had.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from typing import IO, Any
 import orjson
 
 from ..classification.result import Classification
+from .report_writer import ListedSample
 
-__all__ = ["JsonReportWriter", "JsonlSamplesWriter", "dump_sample"]
+__all__ = ["JsonReportWriter", "JsonlSamplesWriter", "dump_sample", "dump_split", "shift_line"]
 
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
@@ -30,6 +35,27 @@ def dump_sample(sample: Classification) -> bytes:
     return orjson.dumps(sample.to_dict(), default=_fallback, option=_OPTIONS)
 
 
+_LINE_AT = len(b'{"path":') + len(b',"line":')
+
+
+def dump_split(sample: Classification) -> tuple[bytes, int]:
+    """`dump_sample(sample)` and the offset of its line number in it, for `shift_line`; -1 when the
+    record's own identity has a `line` field, which then stands there (`Classification.to_dict`)."""
+    data = dump_sample(sample)
+    identity = sample.identity
+    if "line" in identity:
+        return data, -1
+    path = identity.get("path", sample.path)
+    return data, _LINE_AT + len(orjson.dumps(path, default=_fallback, option=_OPTIONS))
+
+
+def shift_line(data: bytes, at: int, line: int | None, shift: int) -> bytes:
+    """`data` from `dump_split` (line number `line` at offset `at`) with the line `shift` lines later."""
+    if at < 0 or line is None or not shift:
+        return data
+    return b"%s%d%s" % (data[:at], line + shift, data[at + len(str(line)) :])
+
+
 class JsonReportWriter:
     """`{"samples": [...one per line...], <aggregates>}` written to `out` as it goes."""
 
@@ -38,9 +64,9 @@ class JsonReportWriter:
         self._count = 0
         out.write(b'{\n  "samples": [')
 
-    def add_sample(self, sample: Classification) -> None:
+    def add_sample(self, sample: ListedSample) -> None:
         self._out.write(b",\n    " if self._count else b"\n    ")
-        self._out.write(dump_sample(sample))
+        self._out.write(sample.json)
         self._count += 1
 
     def finish(self, summary: dict[str, Any]) -> None:
@@ -58,8 +84,8 @@ class JsonlSamplesWriter:
     def __init__(self, out: IO[bytes]) -> None:
         self._out = out
 
-    def add_sample(self, sample: Classification) -> None:
-        self._out.write(dump_sample(sample) + b"\n")
+    def add_sample(self, sample: ListedSample) -> None:
+        self._out.write(sample.json + b"\n")
 
     def finish(self, summary: dict[str, Any]) -> None:
         self._out.flush()
