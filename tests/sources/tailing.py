@@ -64,6 +64,11 @@ class Consumer:
             if self._commit and line.position is not None:
                 self.source.commit(line.position)
 
+    def received(self) -> list[Line]:
+        """Every Line so far (a copy)."""
+        with self._lock:
+            return list(self.lines)
+
     def data(self) -> list[bytes]:
         with self._lock:
             return [line.data for line in self.lines]

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import gzip
 import os
+import time
 import tracemalloc
 from datetime import timedelta
 from pathlib import Path
 
 import orjson
 import pytest
+from degeneration_exporter.sources.base import Line, SourceStats
 from degeneration_exporter.sources.file_tail import FileTailSource
 from degeneration_exporter.sources.file_tail.identity import FileId
+from degeneration_exporter.sources.file_tail.ledger import CommitLedger
+from degeneration_exporter.sources.file_tail.tailer import FAIR_QUANTUM_BYTES, FileTailer
 
 from .tailing import ManualTailer, fast_config, jsonl, start, wait_until
 
@@ -189,6 +193,45 @@ def test_truncated_and_regrown_between_polls_is_caught_by_fingerprint(tmp_path: 
         fh.write(jsonl('{"w":1}', '{"w":2}'))
     assert manual.step() == [b'{"w":1}', b'{"w":2}']
     assert manual.stats.truncations == 1
+
+
+@pytest.mark.parametrize("read_order", ["fair", "oldest_first"])
+def test_truncated_and_refilled_while_a_chunk_is_handed_out_is_caught(
+    tmp_path: Path, logs: Path, read_order: str
+) -> None:
+    """The writer copytruncates and refills past our offset while the reader is busy with a chunk
+    (as when a GC pause stalls it): `oldest_first` then reads its next chunk at the old offset,
+    `fair` extends its short fingerprint; either way the new file must be read from byte 0, once."""
+    log = logs / "a.jsonl"
+    log.write_bytes(jsonl(*(f'{{"old":{i}}}' for i in range(3))))
+    new = [f'{{"new":{i}}}'.encode() for i in range(20)]
+    got: list[bytes] = []
+    partial: list[bytes] = []
+
+    def emit(line: Line) -> None:
+        (partial if line.partial else got).append(line.data)
+        if line.data == b'{"old":3}':  # the first line of the second chunk: the writer cuts meanwhile
+            with open(log, "r+b") as fh:
+                fh.truncate(0)
+                fh.write(b"".join(line + b"\n" for line in new))
+
+    config = fast_config(tmp_path, read_order=read_order, read_chunk_bytes=32)
+    stats = SourceStats()
+    tailer = FileTailer(config, CommitLedger(None), stats, emit, clock=time.monotonic, wall_clock=time.time)
+    tailer.discover()
+    while tailer.poll():
+        pass
+    assert got == [b'{"old":0}', b'{"old":1}', b'{"old":2}']  # the head (30 bytes) is fingerprinted
+    append(log, jsonl(*(f'{{"old":{i}}}' for i in range(3, 10))))
+    for _ in range(3):  # the poll that reads the refill, and two more that must find nothing new
+        while tailer.poll():
+            pass
+    old = got[: len(got) - len(new)]
+    assert got[len(old) :] == new
+    assert old == [f'{{"old":{i}}}'.encode() for i in range(len(old))]
+    assert all(any(f'{{"old":{i}}}'.encode().startswith(p) for i in range(10)) for p in partial)
+    assert stats.truncations == 1
+    tailer.close()
 
 
 def test_resumes_at_saved_offset_after_restart(tmp_path: Path, logs: Path) -> None:
@@ -503,12 +546,6 @@ def test_fair_read_order_keeps_equal_files_within_one_quantum_of_each_other(
 ) -> None:
     """Fair by bytes: four equal files are read in turns of at most FAIR_QUANTUM_BYTES each, so at no
     moment is one file more than a quantum ahead of another (measured at every line handed out)."""
-    import time
-
-    from degeneration_exporter.sources.base import Line, SourceStats
-    from degeneration_exporter.sources.file_tail.ledger import CommitLedger
-    from degeneration_exporter.sources.file_tail.tailer import FAIR_QUANTUM_BYTES, FileTailer
-
     record = '{"f":%d,"i":%d,"pad":"' + "p" * 200 + '"}'
     for f in range(4):
         (logs / f"gen_{f}.jsonl").write_bytes(jsonl(*(record % (f, i) for i in range(5000))))

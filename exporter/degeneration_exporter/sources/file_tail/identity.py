@@ -48,16 +48,21 @@ class Fingerprint:
 
     def still_matches(self, fd: int) -> bool:
         """True when the file behind `fd` starts with the same `length` bytes as when hashed."""
-        if self.length == 0:
-            return True
-        head = os.pread(fd, self.length, 0)
-        return len(head) == self.length and _digest(head) == self.digest
+        return self.length == 0 or self.starts(os.pread(fd, self.length, 0))
+
+    def starts(self, head: bytes) -> bool:
+        """True when `head` (bytes read from offset 0) begins with the bytes this was hashed from."""
+        return len(head) >= self.length and _digest(head[: self.length]) == self.digest
+
+    @classmethod
+    def of(cls, head: bytes) -> Fingerprint:
+        """The fingerprint of these head bytes."""
+        return cls(len(head), _digest(head))
 
 
 def read_fingerprint(fd: int, limit: int) -> Fingerprint:
     """Hash up to `limit` head bytes of the open file."""
-    head = os.pread(fd, limit, 0)
-    return Fingerprint(len(head), _digest(head))
+    return Fingerprint.of(os.pread(fd, limit, 0))
 
 
 def _digest(head: bytes) -> str:

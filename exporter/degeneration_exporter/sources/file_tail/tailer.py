@@ -256,7 +256,6 @@ class FileTailer:
         if size < tracked.splitter.offset or (changed and self._is_rewritten(tracked)):
             self._restart_after_truncation(tracked, size)
         more = self._read_chunks(tracked)
-        self._refresh_fingerprint(tracked)
         if changed:
             tracked.size, tracked.mtime_ns, tracked.last_growth = size, st.st_mtime_ns, now
         self._ledger.observe(
@@ -308,11 +307,35 @@ class FileTailer:
     def _read_chunks(self, tracked: _Tracked) -> bool:
         assert tracked.fd is not None
         for _ in range(self._chunks_per_call):
-            data = os.pread(tracked.fd, self._chunk_bytes, tracked.splitter.offset)
+            start = tracked.splitter.offset
+            data = os.pread(tracked.fd, self._chunk_bytes, start)
             if not data:
                 return False
+            if not self._head_unchanged(tracked, start, data):
+                self._restart_after_truncation(tracked, os.fstat(tracked.fd).st_size)
+                return True  # the bytes were the new file's, at our old offset: read it from 0 instead
             self._count("bytes_read", len(data))
             self._deliver(tracked, tracked.splitter.feed(data))
+        return True
+
+    def _head_unchanged(self, tracked: _Tracked, start: int, data: bytes) -> bool:
+        """After a read and before its lines go out: does the file still begin as it did?
+
+        Why after: a copytruncate can land between the size/head check of `_poll_file` and a read
+        (the reader stalled by a GC pause or a busy machine, or handing out the previous chunk), and
+        when the writer has refilled the file past our offset meanwhile, `pread` returns the new file's
+        bytes from mid-file: a spliced line, its first lines never read, the truncation never counted.
+        Also extends a short fingerprint as the file grows, from this same head (never from a later one).
+        """
+        limit = self.config.fingerprint_bytes
+        assert tracked.fd is not None
+        head = data[:limit]
+        if start > 0 or len(head) < tracked.fingerprint.length:
+            head = os.pread(tracked.fd, limit, 0)
+        if not tracked.fingerprint.starts(head):
+            return False
+        if len(head) > tracked.fingerprint.length:
+            tracked.fingerprint = Fingerprint.of(head)
         return True
 
     def _poll_gz(self, tracked: _Tracked) -> bool:
@@ -352,13 +375,6 @@ class FileTailer:
         )
         tracked.splitter.reset(0)
         tracked.line_no = 0
-
-    def _refresh_fingerprint(self, tracked: _Tracked) -> None:
-        """Extend a short fingerprint as a small file grows, up to `fingerprint_bytes`."""
-        short = tracked.fingerprint.length
-        if short < self.config.fingerprint_bytes and tracked.splitter.offset > short:
-            assert tracked.fd is not None
-            tracked.fingerprint = read_fingerprint(tracked.fd, self.config.fingerprint_bytes)
 
     # -- handing lines out ---------------------------------------------------------------------
 
