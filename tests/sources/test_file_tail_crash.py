@@ -38,11 +38,15 @@ for line in source.lines():
 """
 
 WRITER = r"""
-import sys, time
-path, total = sys.argv[1], int(sys.argv[2])
+import os, sys, time
+path, total, resume = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 started = time.monotonic()
 with open(path, "ab", buffering=0) as fh:
     for i in range(total):
+        if i == total // 2:  # half written: wait until the test has killed the consumer mid-stream
+            while not os.path.exists(resume):
+                time.sleep(0.01)
+            started = time.monotonic() - i / 4000
         fh.write(b'{"i":%d}\n' % i)
         ahead = (i + 1) / 4000 - (time.monotonic() - started)
         if ahead > 0.001:
@@ -61,13 +65,18 @@ def test_kill_9_mid_stream_loses_nothing_and_recounts_only_after_the_checkpoint(
     (tmp_path / "writer.py").write_text(WRITER)
     consumer_args = [sys.executable, str(tmp_path / "consumer.py"), str(tmp_path / "logs" / "*.jsonl")]
     consumer_args += [str(positions), str(out)]
-    writer = subprocess.Popen([sys.executable, str(tmp_path / "writer.py"), str(log), str(TOTAL_LINES)])
+    # The writer stops half-way until `resume` exists: the consumer dies while lines are still to come,
+    # however slowly either process starts on a loaded machine.
+    resume = tmp_path / "resume"
+    writer_args = [sys.executable, str(tmp_path / "writer.py"), str(log), str(TOTAL_LINES), str(resume)]
+    writer = subprocess.Popen(writer_args)
     first = subprocess.Popen(consumer_args)
     try:
         wait_until(lambda: count_lines(out) >= 2000, what="the first consumer to be mid-stream")
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=20)
         assert writer.poll() is None, "the writer should still be appending when the consumer dies"
+        resume.touch()
         checkpoint = orjson.loads(positions.read_bytes())["files"][0]["offset"] if positions.exists() else 0
         first_output = out.read_bytes().splitlines()
         with open(log, "rb") as fh:
