@@ -64,10 +64,16 @@ def _kind(unit: str) -> re.Pattern[str] | None:
 
 
 _NUMBER = re.compile(r"[0-9]+")
+_DIGITS = tuple("0123456789")
 
 
 def _fold(s: str) -> str:
-    return _NUMBER.sub("0", s).casefold()
+    """Every digit run to `0`, casefolded. The regex pass only when a digit is there: ten `in` tests
+    (C scans) cost a fraction of one regex pass over a span without digits, the common case."""
+    for digit in _DIGITS:
+        if digit in s:
+            return _NUMBER.sub("0", s).casefold()
+    return s.casefold()
 
 
 def reader_onset(text: str, onset: int, period: int) -> int:
