@@ -130,24 +130,31 @@ def _agree_left(b: bytes, i: int, p: int) -> int:
         step *= 2
 
 
-_PROBE = 4  # bytes of a probe in `_may_resync`
+_PROBE = 4  # bytes of a probe in `_resync`
 _PROBE_STEP = _RESYNC_BYTES - _PROBE + 1  # every `_RESYNC_BYTES` stretch holds a probe at a multiple of this
 
 
-def _may_resync(b: bytes, stop: int, q: int, reach: int, max_slot: int) -> int:
-    """The first probe that recurs near one period on after a slot ending within `max_slot` bytes of
-    `stop`, or -1 when none does (then `_grow` stops without trying each slot length: one `find` per
-    `_PROBE_STEP` bytes instead of one per slot length). Every `_RESYNC_BYTES` stretch that `_grow`
-    looks up holds a `_PROBE`-byte probe starting at a multiple of `_PROBE_STEP`, and where the
-    stretch recurs, so does its probe: so no stretch starting more than `_PROBE_STEP - 1` bytes
-    before the first recurring probe recurs, and `_grow` tries none of them."""
+def _resync(b: bytes, stop: int, q: int, reach: int, max_slot: int) -> tuple[int, int]:
+    """After a mismatch at `stop`: the first `k` in `(stop, stop + max_slot]` (while the next copy
+    has room) whose `_RESYNC_BYTES` stretch recurs in the next copy within `reach` of one period `q`
+    on, and where it recurs; or `(-1, -1)`.
+
+    Why probes: every such stretch holds one `_PROBE`-byte probe starting at a multiple of
+    `_PROBE_STEP` (the first at or after `k`), and where the stretch recurs, so does its probe. So
+    only the stretches around a probe that recurs are looked up, in order: one `find` per
+    `_PROBE_STEP` bytes where the copies do not agree again, instead of one per slot length."""
+    n = len(b)
+    find = b.find
+    k_end = stop + 1 + min(max_slot, n - _RESYNC_BYTES - q - max_slot - stop)  # k in (stop, k_end)
     j = stop + 1 + (-(stop + 1)) % _PROBE_STEP
-    last = stop + max_slot + _RESYNC_BYTES - _PROBE  # the last probe inside the last stretch
-    while j <= last:
-        if b.find(b[j : j + _PROBE], j + q - reach, j + q + reach + _PROBE) >= 0:
-            return j
+    while j < k_end + _PROBE_STEP - 1:  # the probe of the last k is at most `_PROBE_STEP - 1` on
+        if find(b[j : j + _PROBE], j + q - reach, j + q + reach + _PROBE) >= 0:
+            for k in range(max(stop + 1, j - _PROBE_STEP + 1), min(j + 1, k_end)):
+                at = find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
+                if at >= 0:
+                    return k, at
         j += _PROBE_STEP
-    return -1
+    return -1, -1
 
 
 def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
@@ -162,16 +169,11 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
     if not max_slot or p < 2 * max_slot:
         return Repeat(start, stop, p, slots, q, tuple(pieces))
-    find, reach = b.find, min(max_slot, p // 4)
-    while stop < n - q and (probe := _may_resync(b, stop, q, reach, max_slot)) >= 0:
-        # Each slot length in turn, while the next copy has room for the stretch after the slot.
-        first = max(stop + 1, probe - _PROBE_STEP + 1)
-        for k in range(first, stop + 1 + min(max_slot, n - _RESYNC_BYTES - q - max_slot - stop)):
-            # The stretch after the slot in this copy, looked for in the next copy near one period on.
-            at = find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
-            if at >= 0:
-                break
-        else:
+    reach = min(max_slot, p // 4)
+    while stop < n - q:
+        # The first slot length after which this copy's next stretch is found in the next copy.
+        k, at = _resync(b, stop, q, reach, max_slot)
+        if k < 0:
             break
         gap, shift = k - stop, at - k - q
         slots += gap + abs(shift)
@@ -198,6 +200,7 @@ def _scan(
     n = len(b) if until is None else min(len(b), until + _BLOCK)
     find = b.find
     last: Repeat | None = None
+    last_periods: frozenset[int] = frozenset()  # `last.periods`, built once per repeat found
     q = min(_BLOCK, min_repeated)
     step = max(1, min_repeated - q + 1)
     j = first
@@ -221,7 +224,7 @@ def _scan(
             continue
         block = b[j : j + q]
         horizon = j + reach
-        if last is not None and j < last.stop and (hit - j) in last.periods:
+        if last is not None and j < last.stop and (hit - j) in last_periods:
             j += step  # the same repeat again, past one of its slots: grown already
             continue
         best = _grow(b, j, hit - j, max_slot)
@@ -235,7 +238,7 @@ def _scan(
             if rep.stop - rep.start > best.stop - best.start:
                 best = rep
         if best.stop - best.start >= min_repeated:
-            last = best
+            last, last_periods = best, best.periods
             yield best
             # Blocks inside its first exact stretch add nothing new (past a slot, another period may start).
             exact_stop = best.pieces[0][1] if best.pieces else best.stop
