@@ -45,6 +45,8 @@ _SIMILARITY = Indel.normalized_similarity
 
 def _starts(pattern: re.Pattern[str], text: str, lo: int, hi: int) -> list[int]:
     """Boundary positions in [lo, hi], ascending: where a match of `pattern` ends (0 counts as one)."""
+    if hi < lo:
+        return []  # an empty window (a loop near the text's start looks back before it)
     found = [0] if lo <= 0 <= hi else []
     # From lo - 64: a match may begin before lo; to hi + 1: the look-ahead must see text[hi].
     for m in pattern.finditer(text, max(0, lo - 64), hi + 1):
