@@ -37,6 +37,7 @@ _ZEROS = re.compile(rb"00+")
 _SPACES = re.compile(rb"  +")
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
 _BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
+_GALLOP = 64  # bytes of the first slice compare when growing a repeat; doubled while they agree
 _TRIES = 3  # later occurrences of a block tried when the nearest is not the loop's period
 
 
@@ -96,59 +97,64 @@ class Repeat:
 
 
 def _agree_right(b: bytes, i: int, p: int, n: int) -> int:
-    """The first `k >= i` with `b[k] != b[k + p]` (or `n - p`): galloping, then halving, slice compares."""
+    """The first `k >= i` with `b[k] != b[k + p]` (or `n - p`): galloping slice compares, then the
+    mismatch inside the last chunk from one XOR of the two as integers (its highest set bit is the
+    first differing byte), instead of halving the chunk in Python."""
     limit = n - p
-    step = 64
-    while i + step <= limit and b[i : i + step] == b[i + p : i + p + step]:
-        i += step
+    step = _GALLOP
+    while True:
+        hi = min(i + step, limit)
+        here, there = b[i:hi], b[i + p : hi + p]
+        if here != there:
+            diff = int.from_bytes(here, "big") ^ int.from_bytes(there, "big")
+            return i + (8 * (hi - i) - diff.bit_length()) // 8
+        if hi == limit:
+            return hi  # agrees to the end
+        i = hi
         step *= 2
-    hi = min(i + step, limit)
-    if b[i:hi] == b[i + p : hi + p]:
-        return hi  # hi == limit: agrees to the end
-    while hi - i > 1:  # [i, hi) holds the first mismatch; everything before i agrees
-        mid = (i + hi) // 2
-        if b[i:mid] == b[i + p : mid + p]:
-            i = mid
-        else:
-            hi = mid
-    return i
 
 
 def _agree_left(b: bytes, i: int, p: int) -> int:
-    """The smallest `k <= i` with `b[j] == b[j + p]` for all `j` in `[k, i)`."""
-    step = 64
-    while i - step >= 0 and b[i - step : i] == b[i - step + p : i + p]:
-        i -= step
+    """The smallest `k <= i` with `b[j] == b[j + p]` for all `j` in `[k, i)`: as `_agree_right`,
+    leftwards (little-endian, so the highest set bit is the last differing byte)."""
+    step = _GALLOP
+    while True:
+        lo = max(0, i - step)
+        here, there = b[lo:i], b[lo + p : i + p]
+        if here != there:
+            diff = int.from_bytes(here, "little") ^ int.from_bytes(there, "little")
+            return lo + (diff.bit_length() - 1) // 8 + 1
+        if lo == 0:
+            return 0  # agrees from the start
+        i = lo
         step *= 2
-    lo = max(0, i - step)
-    if b[lo:i] == b[lo + p : i + p]:
-        return lo  # lo == 0: agrees from the start
-    while i - lo > 1:  # [lo, i) holds the last mismatch; everything from i on agrees
-        mid = (lo + i + 1) // 2
-        if b[mid:i] == b[mid + p : i + p]:
-            i = mid
-        else:
-            lo = mid
-    return i
 
 
-_PROBE = 4  # bytes of a probe in `_may_resync`
+_PROBE = 4  # bytes of a probe in `_resync`
 _PROBE_STEP = _RESYNC_BYTES - _PROBE + 1  # every `_RESYNC_BYTES` stretch holds a probe at a multiple of this
 
 
-def _may_resync(b: bytes, stop: int, q: int, reach: int, max_slot: int) -> bool:
-    """False when no stretch after a slot ending within `max_slot` bytes of `stop` agrees again near one
-    period on (then `_grow` stops without trying each slot length: one `find` per `_PROBE_STEP`
-    bytes instead of one per slot length). Every `_RESYNC_BYTES` stretch that `_grow` looks up holds
-    a `_PROBE`-byte probe starting at a multiple of `_PROBE_STEP`, and where the stretch recurs, so
-    does its probe."""
+def _resync(b: bytes, stop: int, q: int, reach: int, max_slot: int) -> tuple[int, int]:
+    """After a mismatch at `stop`: the first `k` in `(stop, stop + max_slot]` (while the next copy
+    has room) whose `_RESYNC_BYTES` stretch recurs in the next copy within `reach` of one period `q`
+    on, and where it recurs; or `(-1, -1)`.
+
+    Why probes: every such stretch holds one `_PROBE`-byte probe starting at a multiple of
+    `_PROBE_STEP` (the first at or after `k`), and where the stretch recurs, so does its probe. So
+    only the stretches around a probe that recurs are looked up, in order: one `find` per
+    `_PROBE_STEP` bytes where the copies do not agree again, instead of one per slot length."""
+    n = len(b)
+    find = b.find
+    k_end = stop + 1 + min(max_slot, n - _RESYNC_BYTES - q - max_slot - stop)  # k in (stop, k_end)
     j = stop + 1 + (-(stop + 1)) % _PROBE_STEP
-    last = stop + max_slot + _RESYNC_BYTES - _PROBE  # the last probe inside the last stretch
-    while j <= last:
-        if b.find(b[j : j + _PROBE], j + q - reach, j + q + reach + _PROBE) >= 0:
-            return True
+    while j < k_end + _PROBE_STEP - 1:  # the probe of the last k is at most `_PROBE_STEP - 1` on
+        if find(b[j : j + _PROBE], j + q - reach, j + q + reach + _PROBE) >= 0:
+            for k in range(max(stop + 1, j - _PROBE_STEP + 1), min(j + 1, k_end)):
+                at = find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
+                if at >= 0:
+                    return k, at
         j += _PROBE_STEP
-    return False
+    return -1, -1
 
 
 def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
@@ -163,15 +169,11 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
     if not max_slot or p < 2 * max_slot:
         return Repeat(start, stop, p, slots, q, tuple(pieces))
-    find, reach = b.find, min(max_slot, p // 4)
-    while stop < n - q and _may_resync(b, stop, q, reach, max_slot):
-        # Each slot length in turn, while the next copy has room for the stretch after the slot.
-        for k in range(stop + 1, stop + 1 + min(max_slot, n - _RESYNC_BYTES - q - max_slot - stop)):
-            # The stretch after the slot in this copy, looked for in the next copy near one period on.
-            at = find(b[k : k + _RESYNC_BYTES], k + q - reach, k + q + reach + _RESYNC_BYTES)
-            if at >= 0:
-                break
-        else:
+    reach = min(max_slot, p // 4)
+    while stop < n - q:
+        # The first slot length after which this copy's next stretch is found in the next copy.
+        k, at = _resync(b, stop, q, reach, max_slot)
+        if k < 0:
             break
         gap, shift = k - stop, at - k - q
         slots += gap + abs(shift)
@@ -198,6 +200,7 @@ def _scan(
     n = len(b) if until is None else min(len(b), until + _BLOCK)
     find = b.find
     last: Repeat | None = None
+    last_periods: frozenset[int] = frozenset()  # `last.periods`, built once per repeat found
     q = min(_BLOCK, min_repeated)
     step = max(1, min_repeated - q + 1)
     j = first
@@ -221,7 +224,7 @@ def _scan(
             continue
         block = b[j : j + q]
         horizon = j + reach
-        if last is not None and j < last.stop and (hit - j) in last.periods:
+        if last is not None and j < last.stop and (hit - j) in last_periods:
             j += step  # the same repeat again, past one of its slots: grown already
             continue
         best = _grow(b, j, hit - j, max_slot)
@@ -235,7 +238,7 @@ def _scan(
             if rep.stop - rep.start > best.stop - best.start:
                 best = rep
         if best.stop - best.start >= min_repeated:
-            last = best
+            last, last_periods = best, best.periods
             yield best
             # Blocks inside its first exact stretch add nothing new (past a slot, another period may start).
             exact_stop = best.pieces[0][1] if best.pieces else best.stop
