@@ -65,3 +65,11 @@ def test_a_scan_without_config_imports_none_of_the_daemons_configuration(tmp_pat
     assert (tmp_path / "r.json").exists()
     daemon_side = ("degeneration_exporter.config", "pydantic_settings", "prometheus_client", "opentelemetry")
     assert [m for m in added if m.startswith(daemon_side)] == []
+    # The registry loads a detector's module when the detector is used: the default verdict and the
+    # leak check only (the published detectors are opt-in, `--report-detectors`).
+    detector_modules = {
+        m.split(".")[2]
+        for m in added
+        if m.startswith("degeneration_exporter.detectors.") and m.count(".") >= 2
+    }
+    assert detector_modules == {"base", "tandem", "template_leak"}

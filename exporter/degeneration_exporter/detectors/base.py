@@ -1,7 +1,7 @@
 """The detector contract: `Finding`, `DetectorInput`, the incremental protocol and `DetectorSpec`.
 
 Why a contract: the classifier, `scan`, the vectors test and the benchmarks treat every detector
-alike, so a new detector is one module plus one registry line in `detectors/__init__.py`.
+alike, so a new detector is one module plus one registry entry in `detectors/__init__.py`.
 Detectors do no I/O, read no clock, touch no metrics and never raise on data.
 """
 

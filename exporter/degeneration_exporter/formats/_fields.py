@@ -65,8 +65,10 @@ def join(prefix: str, path: str) -> str:
 
 def lookup(obj: Any, path: str) -> Any:
     """The value at `path`, or `ABSENT` when any step is missing or of the wrong container type."""
+    if type(obj) is dict and "." not in path and not path[-1:].isdigit():
+        return obj.get(path, ABSENT)  # a top-level named key of a decoded line: most lookups
     parts = compile_path(path)
-    if len(parts) == 1 and type(obj) is dict:  # a top-level key of a decoded line: most lookups
+    if len(parts) == 1 and type(obj) is dict:  # a top-level digit key, as its int's text
         return obj.get(str(parts[0]), ABSENT)
     for part in parts:
         if isinstance(part, int) and isinstance(obj, list):

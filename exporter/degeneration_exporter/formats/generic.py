@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..errors import MissingField
 from ..record import Record, parse_finish_reason
 from ._fields import optional_int, optional_int_list, optional_str
-from ._samples import IDENTITY_KEYS, IDENTITY_TYPES
+from ._samples import IDENTITY_KEYS, identity_fields
 
 _IDENTITY: Final = ("id", "request_id", "custom_id", "rid", "uid", *IDENTITY_KEYS, "position", "step")
 
@@ -37,9 +37,7 @@ def parse_generic(obj: Mapping[str, Any]) -> Iterator[Record]:
         raise MissingField("response", "neither 'response' nor 'text' is a string")
     finish = obj.get("finish_reason", obj.get("status"))
     token_ids = optional_int_list(obj, "tokens")
-    identity: dict[str, object] = {
-        key: obj[key] for key in _IDENTITY if isinstance(obj.get(key), IDENTITY_TYPES)
-    }
+    identity = identity_fields(obj, _IDENTITY)
     yield Record(
         text=text,
         finish_reason=parse_finish_reason(finish),
