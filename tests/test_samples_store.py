@@ -160,3 +160,14 @@ def test_no_exemplars_when_no_store_keeps_the_samples() -> None:
     sink.emit("src", _result(LOOP))
     body, _headers = sink.scrape("application/openmetrics-text; version=1.0.0", None)
     assert b"degeneration_responses_flagged_total" in body and b"sample_id" not in body
+
+
+def test_a_stripped_role_turn_reads_as_the_metrics_label_it_on_the_sample_page() -> None:
+    """A `stripped_roles` token is newline, role, newline: raw in `<code>` it renders as a bare word."""
+    text = "The answer is 4.\nuser\nAnd what is 5 + 5?"
+    result = _result(text, special_tokens_stripped=True)
+    assert result.leaks == {"\nuser\n": 1}
+    store = SampleStore(5)
+    store.emit("src", result)
+    body = "".join(render_sample(store.recent()[0]))
+    assert "<code>\\nuser\\n</code> ×1" in body and "<code>\nuser\n</code>" not in body

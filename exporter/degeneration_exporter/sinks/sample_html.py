@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ..classification.labels import leak_token_label
 from ..classification.result import LoopSpan
 from .samples import LeakMark, StoredSample
 
@@ -211,7 +212,8 @@ def _facts(sample: StoredSample) -> list[tuple[str, str]]:
             after += f", {loop.tokens_after_onset} tokens"
         rows.append(("after onset", esc(after) + _budget_bar(loop)))
     if sample.leaks:
-        counts = ", ".join(f"<code>{esc(t)}</code> ×{n}" for t, n in sample.leaks.items())
+        # As the metrics label them: a stripped role turn (newline, role, newline) stays readable.
+        counts = ", ".join(f"<code>{esc(leak_token_label(t))}</code> ×{n}" for t, n in sample.leaks.items())
         offsets = ", ".join(f"{m.start}–{m.end}" for m in sample.leak_marks[:20])
         more = " …" if len(sample.leak_marks) > 20 else ""
         rows.append(("leaked tokens", counts + f"<br><span class='muted'>at {offsets}{more}</span>"))
