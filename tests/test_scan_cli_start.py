@@ -73,3 +73,6 @@ def test_a_scan_without_config_imports_none_of_the_daemons_configuration(tmp_pat
         if m.startswith("degeneration_exporter.detectors.") and m.count(".") >= 2
     }
     assert detector_modules == {"base", "tandem", "template_leak"}
+    # Lines are split by `file_tail.reader` alone: the tailer, its threads and its config stay unloaded.
+    tail_modules = {m for m in added if m.startswith("degeneration_exporter.sources.file_tail.")}
+    assert tail_modules == {"degeneration_exporter.sources.file_tail.reader"}, tail_modules

@@ -4,11 +4,29 @@ Modules: `config` (options), `discover` (globs), `identity` (dev+inode and head 
 `reader` (line splitting, line boundaries), `positions` (the checkpoint file), `ledger` (commit tracking),
 `tailer` (the single-threaded state machine), `source` (threads, queue, `Source` protocol).
 Guarantees: docs/tailing.md.
+
+The two public names are imported on first use (PEP 562): `scan`, stdin and `/ingest` read lines with
+`reader` alone, and importing it must not load the tailer, its threads and its config model.
 """
 
 from __future__ import annotations
 
-from .config import FileTailConfig
-from .source import FileTailSource
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import FileTailConfig
+    from .source import FileTailSource
 
 __all__ = ["FileTailConfig", "FileTailSource"]
+
+_HOMES = {"FileTailConfig": ".config", "FileTailSource": ".source"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home, __name__), name)
+    globals()[name] = value
+    return value
