@@ -7,6 +7,8 @@ imported on first use (PEP 562), so `import degeneration_exporter` and `--versio
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -117,14 +119,25 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its home module on first access, then keep it here."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home, __name__), name)
-    globals()[name] = value
-    return value
+def _lazy_getattr(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """The PEP 562 `__getattr__` of `package`: a name in `homes` (name -> module relative to
+    `package`) is imported from its module on first access, then kept in the package. Here and in
+    `sources/file_tail` (so `scan` splits lines with its `reader` without loading the tailer); it
+    lives in this module because importing the package must load no other module of it."""
+    namespace = sys.modules[package].__dict__
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(home, package), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
+
+
+__getattr__ = _lazy_getattr(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

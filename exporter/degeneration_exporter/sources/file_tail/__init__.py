@@ -11,8 +11,9 @@ The two public names are imported on first use (PEP 562): `scan`, stdin and `/in
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ... import _lazy_getattr
 
 if TYPE_CHECKING:
     from .config import FileTailConfig
@@ -23,10 +24,4 @@ __all__ = ["FileTailConfig", "FileTailSource"]
 _HOMES = {"FileTailConfig": ".config", "FileTailSource": ".source"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr(__name__, _HOMES)
