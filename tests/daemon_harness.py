@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import httpx
+import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
 T = TypeVar("T")
@@ -42,6 +43,23 @@ def wait_for(check: Callable[[], T | None], timeout: float, what: str, interval:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
         time.sleep(interval)
+
+
+def chunks_config(folder: Path, source: Mapping[str, object], **top_level: object) -> Path:
+    """`folder/config.yaml`: one source `chunks` tailing `folder/*.jsonl` as `openai_chunk` with
+    quick polls, plus `source`'s options and the config's other top-level keys (sinks)."""
+    chunks = {
+        "name": "chunks",
+        "include": [f"{folder}/*.jsonl"],
+        "format": "openai_chunk",
+        "positions_file": str(folder / "p.json"),
+        "poll_interval": "PT0.1S",
+        "glob_interval": "PT0.2S",
+        **source,
+    }
+    config = folder / "config.yaml"
+    config.write_bytes(orjson.dumps({"sources": [chunks], **top_level}))
+    return config
 
 
 def parse_samples(text: str) -> Samples:

@@ -11,9 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from tests.daemon_harness import DaemonProcess, Samples, total
+from tests.daemon_harness import DaemonProcess, Samples, chunks_config, total
 from tests.log_lines import LOOP, append, chunk_line, usage_line
 from tests.sinks.otlp_receiver import start_receiver
 
@@ -21,18 +19,7 @@ BARRIER = b"{broken\n"
 
 
 def _config(tmp_path: Path, usage_wait: str, **extra: Any) -> Path:
-    source = {
-        "name": "chunks",
-        "include": [f"{tmp_path}/*.jsonl"],
-        "format": "openai_chunk",
-        "positions_file": str(tmp_path / "p.json"),
-        "poll_interval": "PT0.1S",
-        "glob_interval": "PT0.2S",
-        "usage_wait": usage_wait,
-    }
-    config = tmp_path / "config.yaml"
-    config.write_bytes(orjson.dumps({"sources": [source], **extra}))
-    return config
+    return chunks_config(tmp_path, {"usage_wait": usage_wait}, **extra)
 
 
 def _stream(request_id: str, finish: str = "length") -> list[bytes]:

@@ -5,33 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
-from tests.daemon_harness import DaemonProcess, total
+from tests.daemon_harness import DaemonProcess, chunks_config, total
 from tests.log_lines import LOOP, append, chunk_line
 
 
 def test_long_stream_keeps_verdict_and_length_and_old_cap_key_only_warns(tmp_path: Path) -> None:
     text = LOOP * 3
     deltas = [text[i : i + 50] for i in range(0, len(text), 50)]
-    config = tmp_path / "config.yaml"
-    config.write_bytes(
-        orjson.dumps(
-            {
-                "sources": [
-                    {
-                        "name": "chunks",
-                        "include": [f"{tmp_path}/*.jsonl"],
-                        "format": "openai_chunk",
-                        "positions_file": str(tmp_path / "p.json"),
-                        "poll_interval": "PT0.1S",
-                        "glob_interval": "PT0.2S",
-                        "max_stream_chars": 500,
-                    }
-                ]
-            }
-        )
-    )
+    config = chunks_config(tmp_path, {"max_stream_chars": 500})
     with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
         append(tmp_path / "s.jsonl", *(chunk_line("r1", d) for d in deltas), chunk_line("r1", "", "length"))
         samples = daemon.wait_for_total("degeneration_responses_total", 1)
@@ -46,18 +27,7 @@ def test_long_stream_keeps_verdict_and_length_and_old_cap_key_only_warns(tmp_pat
 def test_streams_never_finished_are_expired_on_a_timer_and_the_cap_is_a_setting(tmp_path: Path) -> None:
     """No further chunk arrives: the timer alone closes and counts them (as abort); a cap of 3 open
     streams evicts the least recently active and counts it."""
-    config = tmp_path / "config.yaml"
-    source = {
-        "name": "chunks",
-        "include": [f"{tmp_path}/*.jsonl"],
-        "format": "openai_chunk",
-        "positions_file": str(tmp_path / "p.json"),
-        "poll_interval": "PT0.1S",
-        "glob_interval": "PT0.2S",
-        "stream_idle_timeout": "PT1S",
-        "max_open_streams": 3,
-    }
-    config.write_bytes(orjson.dumps({"sources": [source]}))
+    config = chunks_config(tmp_path, {"stream_idle_timeout": "PT1S", "max_open_streams": 3})
     with DaemonProcess(["--config", str(config)], tmp_path / "daemon.log") as daemon:
         append(tmp_path / "s.jsonl", *(chunk_line(f"r{i}", "hello there, ") for i in range(5)))
         samples = daemon.wait_for_total("degeneration_responses_total", 5, timeout=20, finish_reason="abort")
