@@ -26,7 +26,6 @@ _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # what `_LETTER` matches in ASCII
 _ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "  # ... and `_SPACE`
-_ENCODE_ERRORS = "surrogatepass"
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
 
 
