@@ -239,6 +239,9 @@ THRESHOLDS: dict[str, tuple[Sequence[float], Sequence[float]]] = {
     "min_counting_terms": ((20, 15, 10), (40, 60, 100)),
     "min_slot_letter_share": ((0.2, 0.1, 0.0), (0.35, 0.5, 0.75)),
     "max_slot_fraction": ((0.1, 0.05, 0.0), (0.2, 0.3, 0.5)),
+    "min_near_copy_words": ((25, 20, 15), (35, 40, 50)),
+    "max_near_copy_gap_words": ((1, 0), (3, 4)),
+    "min_near_copy_unit_chars": ((30, 20), (50, 60, 80)),
 }
 
 

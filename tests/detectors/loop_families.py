@@ -241,6 +241,52 @@ def cut_off_block(rng: random.Random) -> Case:
     return Case(lead + unit + (unit * 3)[:repeated], len(lead), len(unit))
 
 
+def _slot_positions(rng: random.Random, base: list[list[str]]) -> list[tuple[int, int, int]]:
+    """(sentence, word, width) of the slots of a near-copy unit: a slot of 1 or 2 words every few
+    words, runs of at least 4 unchanged words between slots, as the near-copy family asks."""
+    slots = []
+    for s, words in enumerate(base):
+        i = rng.randint(4, 6)
+        while i < len(words):
+            width = rng.randint(1, 2)
+            slots.append((s, i, width))
+            i += width + rng.randint(4, 6)
+    return slots
+
+
+def _near_copy(rng: random.Random, base: list[list[str]], slots: list[tuple[int, int, int]]) -> str:
+    """One copy of `base` (sentences of words) with new words in its slots."""
+    copy = [list(words) for words in base]
+    for s, i, width in slots:
+        for k in range(i, min(i + width, len(copy[s]))):
+            copy[s][k] = rng.choice(_WORDS)
+    return " ".join(" ".join(w).capitalize() + "." for w in copy) + rng.choice([" ", "\n", "\n\n"])
+
+
+def _near_copy_unit(rng: random.Random, least_words: int) -> list[list[str]]:
+    """Sentences of 8 to 16 words, at least `least_words` words in all."""
+    base: list[list[str]] = []
+    while sum(map(len, base)) < least_words:
+        base.append(_words(rng, rng.randint(8, 16)).split())
+    return base
+
+
+def near_copies(rng: random.Random) -> Case:
+    """A paragraph written again and again with a word or two changed every few words (more than
+    name slots), running into the ceiling, which cuts the last copy anywhere after 45 words."""
+    lead = lead_in(rng)
+    base = _near_copy_unit(rng, rng.randint(8, 80))
+    slots = _slot_positions(rng, base)
+    copies = [_near_copy(rng, base, slots) for _ in range(rng.randint(2, 6))]
+    while sum(len(c.split()) for c in copies[1:]) < 45 + len(copies[0].split()):
+        copies.append(_near_copy(rng, base, slots))
+    words = "".join(copies[1:]).split(" ")
+    keep = rng.randint(45, len(words))  # >= 30 words echoed with slots aside, >= 30% of a copy
+    tail = " ".join(words[:keep])
+    tail = tail[: len(tail) - rng.randrange(len(words[keep - 1]) + 1)]  # a cut word, or none
+    return Case(lead + copies[0] + tail, len(lead), len(copies[0]))
+
+
 FAMILIES: dict[str, Callable[[random.Random], Case]] = {
     "exact repeat": exact_repeat,
     "symbol run": symbol_run,
@@ -250,6 +296,7 @@ FAMILIES: dict[str, Callable[[random.Random], Case]] = {
     "code line to the end": code_line_to_the_end,
     "name slots": name_slots,
     "cut-off block": cut_off_block,
+    "near copies": near_copies,
 }
 
 # --- exemptions --------------------------------------------------------------------------------
@@ -325,6 +372,39 @@ def parallel_sentences(rng: random.Random) -> Case:
     return Case(f"{intro}{frame} {a} {end}. {frame} {b} {end}.", -1, 0)
 
 
+def restated_once(rng: random.Random) -> Case:
+    """A paragraph restated once with a word or two changed, then the text moves on: two copies."""
+    base = _near_copy_unit(rng, rng.randint(20, 80))
+    slots = _slot_positions(rng, base)
+    a, b = _prose_pair(rng)
+    return Case(a + "\n\n" + _near_copy(rng, base, slots) + _near_copy(rng, base, slots) + b, -1, 0)
+
+
+def near_copies_then_new_text(rng: random.Random) -> Case:
+    """Near copies of a paragraph (a word or two changed every few words) that give way to new text:
+    a restatement or a template list the writer got out of, not a loop that runs into the ceiling."""
+    base = _near_copy_unit(rng, rng.randint(8, 40))
+    slots = _slot_positions(rng, base)
+    a, b = _prose_pair(rng)
+    # Fewer than 6 copies: six copies whose slots are short are name slots, a loop anywhere.
+    copies = "".join(_near_copy(rng, base, slots) for _ in range(rng.randint(3, 5)))
+    return Case(a + "\n\n" + copies + "\n\n" + b, -1, 0)
+
+
+def template_rows(rng: random.Random) -> Case:
+    """List rows on one template whose items differ in several words at a time (runs of fewer than 4
+    words agree between them): each row says something new."""
+    frame = _words(rng, 12).split()
+    rows = []
+    for _ in range(rng.randint(3, 12)):
+        w = list(frame)
+        for i in range(rng.randint(0, 2), len(w), rng.randint(3, 4)):  # 3 new words every 3 or 4
+            w[i : i + 3] = [rng.choice(_WORDS) for _ in w[i : i + 3]]
+        rows.append("- " + " ".join(w).capitalize() + ".\n")
+    a, b = _prose_pair(rng)
+    return Case(a + "\n\n" + "".join(rows) + "\n" + b, -1, 0)
+
+
 EXEMPTIONS: dict[str, Callable[[random.Random], Case]] = {
     "whitespace padding": whitespace_padding,
     "divider": divider,
@@ -332,4 +412,7 @@ EXEMPTIONS: dict[str, Callable[[random.Random], Case]] = {
     "phrase quoted twice": quoted_twice,
     "refrain": refrain,
     "two parallel sentences": parallel_sentences,
+    "paragraph restated once": restated_once,
+    "near copies giving way to new text": near_copies_then_new_text,
+    "template rows differing in content": template_rows,
 }

@@ -77,6 +77,24 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
         description="Copies a repeat needs when its copies differ in name slots: code and lists whose rows "
         "change one argument or name legitimately run to a handful of rows.",
     )
+    min_near_copy_words: int = Field(
+        30,
+        ge=1,
+        description="Words (tokens of two letters or more) a near-copy repeat must echo from one copy back: "
+        "about 160 characters of English; two parallel sentences or a quoted phrase echo fewer.",
+    )
+    max_near_copy_gap_words: int = Field(
+        2,
+        ge=0,
+        description="Unechoed tokens allowed between echoed runs of a near-copy repeat: a slot of a word or "
+        "two; a refrain's verses or a list's differing items are longer gaps.",
+    )
+    min_near_copy_unit_chars: int = Field(
+        40,
+        ge=1,
+        description="Shortest copy of a near-copy repeat (about 8 words, as a cut-off unit): shorter units "
+        "whose words change are list items and table rows.",
+    )
     max_period_bytes: int = Field(
         2048,
         ge=2,

@@ -13,6 +13,7 @@ from itertools import pairwise
 from typing import Literal
 
 from ..base import per_params
+from .near_copies import near_copies
 from .offsets import FoldedText
 from .onset import reader_onset
 from .params import TandemRepeatParams
@@ -20,7 +21,7 @@ from .periods import Evidence, Repeat, long_repeats, short_repeats
 
 __all__ = ["Family", "Loop", "find_loop"]
 
-Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting"]
+Family = Literal["repeat", "slotted", "cut_off", "symbols", "counting", "near_copies"]
 _NUMBER = re.compile(r"[0-9]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _SPACE = re.compile(r"\s")
@@ -183,6 +184,17 @@ def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text
     return best
 
 
+def _near_copy_loop(t: FoldedText, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
+    """The near-copy family (`near_copies.py`), judged only where no exact family found a loop: it
+    compares words, so it runs after the byte screen has ruled the exact families out."""
+    found = near_copies(t, params, ends_text)
+    if found is None:
+        return None
+    onset, end = t.original(found.start), t.original(found.end)
+    period = max(1, t.original(found.start + found.period) - onset)
+    return Loop("near_copies", onset, end, period, round((end - onset) / period, 3), "")
+
+
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
     """The earliest loop in `text` by the definition, or None; `ends_text`: nothing follows `text`
     (only then may a repeat count as cut off by the ceiling)."""
@@ -200,6 +212,11 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
     for rep in long_repeats(b, evidence, params.max_slot_chars, ends_text, best_start, seen):
         if rep.start < best_start and (loop := _judge_all(t, rep, params, ends_text)) is not None:
             best, best_start = loop, rep.start
+    if best is None or best.family == "cut_off":
+        # A cut-off repeat may be the exact tail of near copies that began earlier: the earliest wins.
+        near = _near_copy_loop(t, params, ends_text)
+        if near is not None and (best is None or near.onset < best.onset):
+            best = near
     if best is None:
         return None
     # Once, for the loop reported; a counting run starts at the first number of its step (the figures
