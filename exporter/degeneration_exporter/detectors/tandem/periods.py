@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..base import slots_builder
+
 __all__ = [
     "Evidence",
     "Repeat",
@@ -93,7 +95,10 @@ class Repeat:
         """Each stretch between slots as an exact repeat of its own."""
         if not self.slot_bytes:
             return [self]
-        return [Repeat(a, b, p, 0, p) for a, b, p in self.pieces]
+        return [_new_repeat(a, b, p, 0, p, ()) for a, b, p in self.pieces]
+
+
+_new_repeat = slots_builder(Repeat)  # `Repeat(...)` with every field, without the frozen `__init__`'s cost
 
 
 def _agree_right(b: bytes, i: int, p: int, n: int) -> int:
@@ -168,7 +173,7 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     # Slots are bridged only in units long enough to hold a slot and more (2 * max_slot), and never
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
     if not max_slot or p < 2 * max_slot:
-        return Repeat(start, stop, p, slots, q, tuple(pieces))
+        return _new_repeat(start, stop, p, slots, q, tuple(pieces))
     reach = min(max_slot, p // 4)
     while stop < n - q:
         # The first slot length after which this copy's next stretch is found in the next copy.
@@ -180,7 +185,7 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
         q = at - k
         stop = _agree_right(b, k, q, n)
         pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
-    return Repeat(start, stop, p, slots, q, tuple(pieces))
+    return _new_repeat(start, stop, p, slots, q, tuple(pieces))
 
 
 def _scan(
