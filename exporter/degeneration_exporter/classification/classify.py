@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..detectors import DETECTORS
-from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector
+from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector, slots_builder
 from ..errors import ConfigError
 from ..record import FinishReason, Record, parse_finish_reason
 from .ceiling import is_ceiling_hit
@@ -49,6 +49,10 @@ def _flag_sets() -> dict[tuple[bool, bool, bool], frozenset[FlagKind]]:
 
 
 _FLAGS = _flag_sets()
+# Every field positionally, through the slots (detectors/base.py `slots_builder`): about 1 µs less per
+# record than the frozen dataclasses' keyword `__init__`.
+_new_classification = slots_builder(Classification)
+_new_loop_span = slots_builder(LoopSpan)
 
 
 class ClassifierConfig(BaseModel):
@@ -192,23 +196,25 @@ class Classifier:
             looping.sort(key=lambda f: (f.channel != "content", order[f.detector]))
         output_tokens = _output_tokens(record)
         ceiling = is_ceiling_hit(record.finish_reason, output_tokens, record.max_tokens)
-        return Classification(
-            flags=_FLAGS[(bool(looping), bool(leaks), ceiling)],
-            finish_reason=record.finish_reason,
-            findings=tuple(findings),
-            loop=_loop_span(looping[0], text_chars, reasoning_chars, output_tokens) if looping else None,
-            leaks=leaks,
-            text_chars=text_chars,
-            reasoning_chars=reasoning_chars,
-            repetition_score=min(score, 1.0),
-            output_tokens=output_tokens,
-            max_tokens=record.max_tokens,
-            model=record.model,
-            run=record.run,
-            step=record.step,
-            identity=record.identity,
-            text=record.text,
-            reasoning=record.reasoning,
+        return _new_classification(
+            _FLAGS[(bool(looping), bool(leaks), ceiling)],  # flags
+            record.finish_reason,
+            tuple(findings),
+            _loop_span(looping[0], text_chars, reasoning_chars, output_tokens) if looping else None,
+            leaks,
+            text_chars,
+            reasoning_chars,
+            min(score, 1.0),  # repetition_score
+            output_tokens,
+            record.max_tokens,
+            record.model,
+            record.run,
+            record.step,
+            record.identity,
+            None,  # path: set by the line pipeline
+            None,  # line
+            record.text,
+            record.reasoning,
         )
 
 
@@ -321,8 +327,11 @@ def _on_channel(finding: Finding, channel: Channel) -> Finding:
     return finding if finding.channel == channel else replace(finding, channel=channel)
 
 
+_new_detector_input = slots_builder(DetectorInput)
+
+
 def _content_input(record: Record) -> DetectorInput:
-    return DetectorInput(
+    return _new_detector_input(
         record.text, record.reasoning, record.token_ids, record.prompt_length, record.action_mask
     )
 
@@ -347,13 +356,13 @@ def _loop_span(finding: Finding, text_chars: int, reasoning_chars: int, tokens: 
     if tokens is not None and finding.channel == "content" and length and not reasoning_chars:
         # Proportional estimate: no tokenizer here, so tokens spent after the onset are scaled by chars.
         tokens_after = round(tokens * after / length)
-    return LoopSpan(
-        channel=finding.channel,
-        onset=onset,
-        period=finding.period,
-        unit=finding.unit,
-        covered_chars=finding.covered_chars,
-        chars_after_onset=after,
-        onset_fraction=fraction,
-        tokens_after_onset=tokens_after,
+    return _new_loop_span(
+        finding.channel,
+        onset,
+        finding.period,
+        finding.unit,
+        finding.covered_chars,
+        after,  # chars_after_onset
+        fraction,  # onset_fraction
+        tokens_after,  # tokens_after_onset
     )

@@ -8,7 +8,7 @@ Detectors do no I/O, read no clock, touch no metrics and never raise on data.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -21,6 +21,7 @@ __all__ = [
     "FindingKind",
     "IncrementalDetector",
     "per_params",
+    "slots_builder",
     "snippet",
 ]
 
@@ -110,6 +111,30 @@ class IncrementalDetector(Protocol):
 
 P = TypeVar("P", bound=BaseModel)
 T = TypeVar("T")
+D = TypeVar("D")
+
+
+def slots_builder(cls: type[D]) -> Callable[..., D]:
+    """A constructor of the frozen slots dataclass `cls` taking every field positionally, in order.
+
+    Why: a frozen dataclass's `__init__` sets each field through `object.__setattr__` (about 0.13 µs
+    a field on Python 3.11); the hot paths build one `Classification` (19 fields), `Finding` (13) or
+    `LoopSpan` (8) per record. Calling each slot's descriptor directly halves that. The object is
+    the same as `cls(...)` builds (no `__post_init__`, no validation: none of these classes has any).
+    Generated once per class, as `dataclasses` generates `__init__`."""
+    spec = fields(cls)  # type: ignore[arg-type]
+    if not all(f.init for f in spec) or hasattr(cls, "__post_init__"):
+        raise TypeError(f"slots_builder: {cls.__name__} has a field outside __init__ or a __post_init__")
+    names = [f.name for f in spec]
+    args = ", ".join(names)
+    body = "".join(f"    _set_{n}(o, {n})\n" for n in names)
+    scope: dict[str, Any] = {f"_set_{n}": cls.__dict__[n].__set__ for n in names}
+    scope.update(_new=object.__new__, _cls=cls)
+    exec(f"def build({args}):\n    o = _new(_cls)\n{body}    return o\n", scope)
+    build: Callable[..., D] = scope["build"]
+    return build
+
+
 _PER_PARAMS_SIZE = 64
 
 

@@ -222,14 +222,18 @@ class TokenScanner:
         """Whether any token occurs in `text` (C-speed passes).
 
         The alternation is tried only where a token could start: a regex search walks every
-        character (about 8 ns each, a millisecond per 100 kB), `str.count` and `str.find` of one
-        character do not. A text full of `<` or `[` (markup) gets the one search instead."""
+        character (about 8 ns each, a millisecond per 100 kB); `in` and `str.find` of one character
+        are a memchr, and `str.count` runs only when one is there. A text full of `<` or `[`
+        (markup) gets the one search instead."""
         pattern = self.pattern
         if pattern is None:
             return False
+        for c in self.firsts:  # `in` of one character is a memchr; `count` walks every character
+            if c in text:
+                break
+        else:
+            return False  # nearly every reply: about 0.2 µs for a short one instead of 1.2 µs
         starts = sum(map(text.count, self.firsts))
-        if not starts:
-            return False
         if starts > _ANCHORED_TRIES:
             return pattern.search(text) is not None
         for c in self.firsts:
@@ -361,5 +365,8 @@ class TemplateLeak:
 
 def detect_template_leak(inp: DetectorInput, params: TemplateLeakParams) -> Finding:
     """Batch form: the content channel only."""
-    scan = _scanner_for(params).scan(inp.text)
+    scanner = _scanner_for(params)
+    if not scanner.has_any(inp.text):
+        return _CLEAN  # what `_leak_finding` makes of an empty scan, without building the scan
+    scan = scanner.scan(inp.text)
     return _leak_finding(scan, scan.token)

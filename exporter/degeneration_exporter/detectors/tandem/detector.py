@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..base import DetectorInput, Finding, snippet
+from ..base import DetectorInput, Finding, slots_builder, snippet
 from .params import TandemRepeatParams
 from .verdict import Loop, find_loop
 
@@ -17,6 +17,7 @@ __all__ = ["DETECTOR", "TandemRepeat", "detect_tandem_repeat"]
 DETECTOR = "tandem_repeat"
 
 
+_new_finding = slots_builder(Finding)  # every field positionally, without the frozen `__init__`'s cost
 _CLEAN: dict[int, Finding] = {}  # the clean Finding per text length, shared (nobody mutates a Finding)
 _CLEAN_KEPT = 4096
 
@@ -39,22 +40,20 @@ def _finding(loop: Loop | None, text_length: int, offset: int = 0) -> Finding:
         return clean
     covered = loop.end - loop.onset
     unit = snippet(loop.unit)
-    return Finding(
-        detector=DETECTOR,
-        kind="repetition",
-        flagged=True,
-        score=loop.copies,
-        coverage=_coverage(covered, text_length),
-        onset=offset + loop.onset,
-        period=loop.period,
-        unit=unit,
-        covered_chars=covered,
-        evidence=f"{loop.copies:.1f} copies of a {loop.period}-character unit ({loop.family}): {unit!r}",
-        details={
-            "family": loop.family,
-            "copies": loop.copies,
-            "end": offset + loop.end,
-        },
+    return _new_finding(
+        DETECTOR,
+        "repetition",  # kind
+        True,  # flagged
+        "content",  # channel
+        loop.copies,  # score
+        offset + loop.onset,  # onset
+        loop.period,
+        unit,
+        covered,  # covered_chars
+        f"{loop.copies:.1f} copies of a {loop.period}-character unit ({loop.family}): {unit!r}",  # evidence
+        _coverage(covered, text_length),  # coverage
+        {},  # leaks
+        {"family": loop.family, "copies": loop.copies, "end": offset + loop.end},  # details
     )
 
 

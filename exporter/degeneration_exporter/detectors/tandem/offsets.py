@@ -56,8 +56,8 @@ class FoldedText:
         self.raw = text.encode("utf-8", _ENCODE_ERRORS)
         self._translated = translate_for_folding(self.raw)  # the raw bytes, runs not yet shortened
         self.folded = fold_translated(self._translated)
-        self._folded_chars = _CharIndex(self.folded)
-        self._raw_chars = _CharIndex(self.raw)
+        self._folded_chars: _CharIndex | None = None  # built on the first offset asked (clean text asks none)
+        self._raw_chars: _CharIndex | None = None
         self._same = len(self.raw) == len(self.folded)  # nothing shrank: byte offsets agree
         self._dropped: bytes = b""  # 1 per raw byte that folding drops, 0 per byte it keeps
         self._dropped_before: list[int] = []  # dropped bytes before each block
@@ -71,11 +71,17 @@ class FoldedText:
 
     def chars(self, folded_at: int) -> int:
         """Code points of the folded text before folded byte `folded_at`."""
-        return self._folded_chars.chars(folded_at)
+        index = self._folded_chars
+        if index is None:
+            index = self._folded_chars = _CharIndex(self.folded)
+        return index.chars(folded_at)
 
     def original(self, folded_at: int) -> int:
         """The text's code-point offset where folded byte `folded_at` starts."""
-        return self._raw_chars.chars(self._raw_offset(folded_at))
+        index = self._raw_chars
+        if index is None:
+            index = self._raw_chars = _CharIndex(self.raw)
+        return index.chars(self._raw_offset(folded_at))
 
     def _raw_offset(self, folded_at: int) -> int:
         """The raw byte of the `folded_at`-th kept byte: the least `x` with `x - dropped(x) ==

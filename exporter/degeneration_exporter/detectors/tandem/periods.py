@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..base import slots_builder
+
 __all__ = [
     "Evidence",
     "Repeat",
@@ -33,8 +35,11 @@ __all__ = [
 ]
 
 _FOLD = bytes.maketrans(b"0123456789\t\n\r\x0b\x0c", b"0000000000     ")  # digits to 0, whitespace to space
-_ZEROS = re.compile(rb"00+")
-_SPACES = re.compile(rb"  +")
+# Runs of two or more, spelt with two literal bytes first (not `00+`, `  +`): the regex engine then
+# scans for the pair in C, instead of starting a match at every single space or digit (a third less
+# time for the spaces: 2.3 against 3.2 µs on a short reply, 263 against 393 µs on 120 kB).
+_ZEROS = re.compile(rb"000*")
+_SPACES = re.compile(rb"   *")
 _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
 _BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
 _GALLOP = 64  # bytes of the first slice compare when growing a repeat; doubled while they agree
@@ -93,7 +98,13 @@ class Repeat:
         """Each stretch between slots as an exact repeat of its own."""
         if not self.slot_bytes:
             return [self]
-        return [Repeat(a, b, p, 0, p) for a, b, p in self.pieces]
+        return [_new_repeat(a, b, p, 0, p, ()) for a, b, p in self.pieces]
+
+
+_new_repeat = slots_builder(Repeat)  # `Repeat(...)` with every field, without the frozen `__init__`'s cost
+
+
+_from_bytes = int.from_bytes  # one global look-up instead of two attribute look-ups per chunk
 
 
 def _agree_right(b: bytes, i: int, p: int, n: int) -> int:
@@ -103,10 +114,13 @@ def _agree_right(b: bytes, i: int, p: int, n: int) -> int:
     limit = n - p
     step = _GALLOP
     while True:
-        hi = min(i + step, limit)
-        here, there = b[i:hi], b[i + p : hi + p]
+        hi = i + step
+        if hi > limit:
+            hi = limit
+        here = b[i:hi]
+        there = b[i + p : hi + p]
         if here != there:
-            diff = int.from_bytes(here, "big") ^ int.from_bytes(there, "big")
+            diff = _from_bytes(here, "big") ^ _from_bytes(there, "big")
             return i + (8 * (hi - i) - diff.bit_length()) // 8
         if hi == limit:
             return hi  # agrees to the end
@@ -119,10 +133,13 @@ def _agree_left(b: bytes, i: int, p: int) -> int:
     leftwards (little-endian, so the highest set bit is the last differing byte)."""
     step = _GALLOP
     while True:
-        lo = max(0, i - step)
-        here, there = b[lo:i], b[lo + p : i + p]
+        lo = i - step
+        if lo < 0:
+            lo = 0
+        here = b[lo:i]
+        there = b[lo + p : i + p]
         if here != there:
-            diff = int.from_bytes(here, "little") ^ int.from_bytes(there, "little")
+            diff = _from_bytes(here, "little") ^ _from_bytes(there, "little")
             return lo + (diff.bit_length() - 1) // 8 + 1
         if lo == 0:
             return 0  # agrees from the start
@@ -168,7 +185,7 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     # Slots are bridged only in units long enough to hold a slot and more (2 * max_slot), and never
     # shift the period by more than a slot or a quarter of it: a short unit's run ends where it ends.
     if not max_slot or p < 2 * max_slot:
-        return Repeat(start, stop, p, slots, q, tuple(pieces))
+        return _new_repeat(start, stop, p, slots, q, tuple(pieces))
     reach = min(max_slot, p // 4)
     while stop < n - q:
         # The first slot length after which this copy's next stretch is found in the next copy.
@@ -180,7 +197,7 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
         q = at - k
         stop = _agree_right(b, k, q, n)
         pieces.append((_agree_left(b, k, q), stop, q))  # maximal, whatever block found it
-    return Repeat(start, stop, p, slots, q, tuple(pieces))
+    return _new_repeat(start, stop, p, slots, q, tuple(pieces))
 
 
 def _scan(
