@@ -254,13 +254,14 @@ def _slot_positions(rng: random.Random, base: list[list[str]]) -> list[tuple[int
     return slots
 
 
-def _near_copy(rng: random.Random, base: list[list[str]], slots: list[tuple[int, int, int]]) -> str:
-    """One copy of `base` (sentences of words) with new words in its slots."""
+def _near_copy(rng: random.Random, base: list[list[str]], slots: list[tuple[int, int, int]], sep: str) -> str:
+    """One copy of `base` (sentences of words) with new words in its slots, `sep` after it (the
+    separator is part of the unit: it does not change from copy to copy)."""
     copy = [list(words) for words in base]
     for s, i, width in slots:
         for k in range(i, min(i + width, len(copy[s]))):
             copy[s][k] = rng.choice(_WORDS)
-    return " ".join(" ".join(w).capitalize() + "." for w in copy) + rng.choice([" ", "\n", "\n\n"])
+    return " ".join(" ".join(w).capitalize() + "." for w in copy) + sep
 
 
 def _near_copy_unit(rng: random.Random, least_words: int) -> list[list[str]]:
@@ -277,9 +278,10 @@ def near_copies(rng: random.Random) -> Case:
     lead = lead_in(rng)
     base = _near_copy_unit(rng, rng.randint(8, 80))
     slots = _slot_positions(rng, base)
-    copies = [_near_copy(rng, base, slots) for _ in range(rng.randint(2, 6))]
+    sep = rng.choice([" ", "\n", "\n\n"])
+    copies = [_near_copy(rng, base, slots, sep) for _ in range(rng.randint(2, 6))]
     while sum(len(c.split()) for c in copies[1:]) < 45 + len(copies[0].split()):
-        copies.append(_near_copy(rng, base, slots))
+        copies.append(_near_copy(rng, base, slots, sep))
     words = "".join(copies[1:]).split(" ")
     keep = rng.randint(45, len(words))  # >= 30 words echoed with slots aside, >= 30% of a copy
     tail = " ".join(words[:keep])
@@ -376,8 +378,9 @@ def restated_once(rng: random.Random) -> Case:
     """A paragraph restated once with a word or two changed, then the text moves on: two copies."""
     base = _near_copy_unit(rng, rng.randint(20, 80))
     slots = _slot_positions(rng, base)
+    sep = rng.choice([" ", "\n", "\n\n"])
     a, b = _prose_pair(rng)
-    return Case(a + "\n\n" + _near_copy(rng, base, slots) + _near_copy(rng, base, slots) + b, -1, 0)
+    return Case(a + "\n\n" + _near_copy(rng, base, slots, sep) + _near_copy(rng, base, slots, sep) + b, -1, 0)
 
 
 def near_copies_then_new_text(rng: random.Random) -> Case:
@@ -385,9 +388,10 @@ def near_copies_then_new_text(rng: random.Random) -> Case:
     a restatement or a template list the writer got out of, not a loop that runs into the ceiling."""
     base = _near_copy_unit(rng, rng.randint(8, 40))
     slots = _slot_positions(rng, base)
+    sep = rng.choice([" ", "\n", "\n\n"])
     a, b = _prose_pair(rng)
     # Fewer than 6 copies: six copies whose slots are short are name slots, a loop anywhere.
-    copies = "".join(_near_copy(rng, base, slots) for _ in range(rng.randint(3, 5)))
+    copies = "".join(_near_copy(rng, base, slots, sep) for _ in range(rng.randint(3, 5)))
     return Case(a + "\n\n" + copies + "\n\n" + b, -1, 0)
 
 

@@ -39,7 +39,7 @@ tokens of the last window walked in Python (Counter and zip in C, a loop over re
 from __future__ import annotations
 
 from collections import Counter
-from itertools import accumulate
+from itertools import accumulate, compress
 from statistics import median
 from typing import NamedTuple
 
@@ -73,23 +73,41 @@ def _is_word(token: bytes) -> bool:
 
 
 def _last_runs_recur(lowered: bytes, params: TandemRepeatParams) -> bool:
-    """Does any run that could be the last echo of a stretch reaching the end recur one copy back?"""
-    last = _most_after(params) + 1  # the runs ending in the last `last` tokens
-    tail = lowered.rsplit(None, NGRAM - 1 + last)
-    tokens = tail[1:] if len(tail) > NGRAM - 1 + last else tail
+    """Does any run that could be the last echo of a stretch reaching the end recur one copy back?
+
+    Those runs end in the last `_most_after + 1` tokens. Each holds one of the probes: three tokens
+    starting every second token from the first such run's start (a run of 4 holds the 3-token span
+    at its start or one on), so a run recurs only where a probe does: a few `find` calls for most
+    texts, then the 4-token runs around a probe that recurs."""
+    count = _most_after(params) + NGRAM  # tokens of those runs
+    tail = lowered.rsplit(None, count)
+    if len(tail) > count:  # folded whitespace is one space: the tokens start one byte after the head
+        first, tokens = len(tail[0]) + 1, tail[1:]
+    else:
+        first, tokens = len(lowered) - len(lowered.lstrip()), tail
     if len(tokens) < NGRAM:
         return False
-    at = len(lowered.rstrip()) - len(b" ".join(tokens))
+    ends = [first + x for x in accumulate(map(len, tokens))]  # where each token ends, less the spaces
+    starts = [first, *(end + k + 1 for k, end in enumerate(ends[:-1]))]
     least, most = params.min_near_copy_unit_chars, params.max_period_bytes
-    for i in range(len(tokens) - NGRAM + 1):
-        run = tokens[i : i + NGRAM]
-        joined = b" ".join(run)
-        if (
-            lowered.find(joined, max(0, at - most), at - least + len(joined)) >= 0
-            and sum(map(_is_word, run)) >= 2
-        ):
-            return True  # recurs, and holds two words (a run of figures and punctuation never echoes)
-        at += len(run[0]) + 1
+    find = lowered.find
+    tried: set[int] = set()
+    for k in range(0, len(tokens) - NGRAM + 2, 2):
+        probe = b" ".join(tokens[k : k + NGRAM - 1])
+        at = starts[k]
+        if find(probe, max(0, at - most - NGRAM), at - least + len(probe)) < 0:
+            continue
+        for i in (k - 1, k):  # the runs holding this probe
+            if i < 0 or i + NGRAM > len(tokens) or i in tried:
+                continue
+            tried.add(i)
+            run = tokens[i : i + NGRAM]
+            joined = b" ".join(run)
+            if (
+                find(joined, max(0, starts[i] - most), starts[i] - least + len(joined)) >= 0
+                and sum(map(_is_word, run)) >= 2
+            ):
+                return True  # recurs, and holds two words (a run of figures and punctuation never echoes)
     return False
 
 
@@ -113,54 +131,65 @@ def _stretch(
     t: FoldedText, lowered: bytes, lo: int, params: TandemRepeatParams
 ) -> tuple[NearCopies | None, bool]:
     """The stretch reaching the end among the tokens from `lo` on, judged; and whether it (or its
-    first copy) may reach back before `lo` (then a larger window is needed)."""
+    first copy) may reach back before `lo` (then a larger window is needed).
+
+    Only runs written more than once are walked in Python (found by `Counter` and `compress`, in C);
+    each is compared with its previous occurrence."""
     if lo:
         lo = lowered.find(b" ", lo) + 1  # a whole token first
     if lowered[lo : lo + 1] == b" ":
         lo += 1  # folded whitespace is one space: tokens are one space apart
     tokens = lowered[lo:].split()
-    starts = [lo, *(lo + x for x in accumulate(len(token) + 1 for token in tokens[:-1]))]
     n = len(tokens)
+    before = list(accumulate(map(len, tokens), initial=lo))  # token i starts at before[i] + i
+
     least, most = params.min_near_copy_unit_chars, params.max_period_bytes
-    keys = list(zip(*(tokens[i:] for i in range(NGRAM)), strict=False))
-    repeated = {key for key, count in Counter(keys).items() if count > 1}
-    source = [-1] * n  # the earlier run each run echoes, or -1
-    where: dict[tuple[bytes, ...], list[int]] = {}
-    for i, key in enumerate(keys):
-        if key not in repeated:
+    keys = list(zip(*(tokens[k:] for k in range(NGRAM)), strict=False))
+    counts = Counter(keys)
+    if len(keys) - len(counts) < -(-params.min_near_copy_words // NGRAM):
+        # Each echoed token lies in a repeated run of NGRAM: too few repeats for the words needed.
+        return None, bool(lo)
+    previous: dict[tuple[bytes, ...], int] = {}
+    wordy: dict[tuple[bytes, ...], bool] = {}
+    source: dict[int, int] = {}  # run -> the run it echoes
+    for i in compress(range(len(keys)), map((1).__lt__, map(counts.__getitem__, keys))):
+        key = keys[i]
+        j = previous.get(key)
+        previous[key] = i
+        if j is None:
             continue
-        earlier = where.setdefault(key, [])
-        if earlier and sum(map(_is_word, key)) >= 2:  # a run of figures and punctuation never echoes
-            for j in reversed(earlier):
-                if starts[i] - starts[j] > most:
-                    break
-                if t.chars(starts[i]) - t.chars(starts[j]) >= least:
-                    source[i] = j
-                    break
-        earlier.append(i)
-    echoed = [False] * n
-    for i, j in enumerate(source):
-        if j >= 0:
-            for k in range(i, i + NGRAM):
-                echoed[k] = True
-    last = n - 1
-    while last >= 0 and not echoed[last]:
-        last -= 1
-    if last < 0 or n - 1 - last > _most_after(params):
+        gap = before[i] + i - before[j] - j
+        if gap > most or gap < least:
+            continue
+        if gap < 4 * least and t.chars(before[i] + i) - t.chars(before[j] + j) < least:
+            continue  # fewer characters than bytes apart: a code point is at most 4 bytes
+        ok = wordy.get(key)
+        if ok is None:
+            ok = wordy[key] = sum(map(_is_word, key)) >= 2  # figures and punctuation never echo
+        if ok:
+            source[i] = j
+    if not source:
         return None, False
-    first, k = last, last
-    while k >= 0 and first - k <= params.max_near_copy_gap_words + 1:
-        if echoed[k]:
-            first = k
-        k -= 1
-    runs = [i for i in range(first, last + 1) if source[i] >= 0]
-    begin = starts[source[runs[0]]]
-    touches = bool(lo) and starts[first] - most <= starts[0]  # an echo's source may lie before `lo`
+    echoed = bytearray(n)
+    for i in source:
+        echoed[i : i + NGRAM] = b"\x01" * NGRAM
+    last = echoed.rfind(1)
+    if n - 1 - last > _most_after(params):
+        return None, False
+    first = last
+    while True:  # back over gaps of at most `max_near_copy_gap_words` tokens
+        k = echoed.rfind(1, 0, first)
+        if k < 0 or first - k - 1 > params.max_near_copy_gap_words:
+            break
+        first = k
+    runs = sorted(i for i in source if first <= i <= last)
+    begin = before[source[runs[0]]] + source[runs[0]]
+    touches = bool(lo) and before[first] + first - most <= lo  # an echo's source may lie before `lo`
     words = sum(1 for k in range(first, last + 1) if echoed[k] and _is_word(tokens[k]))
     if words < params.min_near_copy_words:
         return None, touches
-    period = int(median(starts[i] - starts[source[i]] for i in runs))
-    end = starts[last] + len(tokens[last])
-    if end - starts[runs[0]] < params.min_tail_fraction * period:
+    period = int(median(before[i] + i - before[source[i]] - source[i] for i in runs))
+    end = before[last] + last + len(tokens[last])
+    if end - (before[runs[0]] + runs[0]) < params.min_tail_fraction * period:
         return None, touches
     return NearCopies(begin, end, period, words), touches

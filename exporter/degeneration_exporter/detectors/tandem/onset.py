@@ -11,8 +11,9 @@ never on clean text.
    bullet, number or opening quote is kept).
 2. *Near copies back.* The span ending at the onset, from a boundary of the same kind 0.5 to 1.5
    copies back, is one more copy when it is similar to the copy after it (rapidfuzz's normalised
-   Indel similarity of the number-folded, case-folded spans at least `_NEAR_COPY`): a reader counts
-   a paraphrased first copy, and a list whose items differ in content scores far below.
+   Indel similarity of the number-folded, case-folded spans at least `_NEAR_COPY`; when the ceiling
+   cut the copy after, the span's start of the same length): a reader counts a paraphrased first
+   copy, and a list whose items differ in content scores far below.
 3. *Interrupted copies back.* Else, for a unit of lines or sentences at least `_HEAD_CHARS` long, a
    boundary up to `_HEAD_REACH` copies back where the text opens like the copy (its first
    `_HEAD_CHARS` folded characters, about 8 words, the length of a unit a reader recognises, as the
@@ -89,8 +90,11 @@ def reader_onset(text: str, onset: int, period: int) -> int:
         copy = _fold(text[x : x + period])
         near = _starts(kind, text, max(0, x - (3 * period) // 2), x - period // 2)
         best, best_at = _NEAR_COPY, -1
+        cut = len(text) - x < period  # the ceiling cut this copy: compare as much of the one before
         for y in near:
-            score = _SIMILARITY(_fold(text[y:x]), copy, score_cutoff=best)
+            score = _SIMILARITY(
+                _fold(text[y : y + len(text) - x] if cut else text[y:x]), copy, score_cutoff=best
+            )
             if score > best or (best_at < 0 and score >= best):
                 best, best_at = score, y
         if best_at >= 0:

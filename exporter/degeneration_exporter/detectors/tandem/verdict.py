@@ -212,11 +212,8 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
     for rep in long_repeats(b, evidence, params.max_slot_chars, ends_text, best_start, seen):
         if rep.start < best_start and (loop := _judge_all(t, rep, params, ends_text)) is not None:
             best, best_start = loop, rep.start
-    if best is None or best.family == "cut_off":
-        # A cut-off repeat may be the exact tail of near copies that began earlier: the earliest wins.
-        near = _near_copy_loop(t, params, ends_text)
-        if near is not None and (best is None or near.onset < best.onset):
-            best = near
+    if best is None:
+        best = _near_copy_loop(t, params, ends_text)
     if best is None:
         return None
     # Once, for the loop reported; a counting run starts at the first number of its step (the figures
