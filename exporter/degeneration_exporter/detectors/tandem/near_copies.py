@@ -87,28 +87,36 @@ def _last_runs_recur(lowered: bytes, params: TandemRepeatParams) -> bool:
         first, tokens = len(lowered) - len(lowered.lstrip()), tail
     if len(tokens) < NGRAM:
         return False
-    ends = [first + x for x in accumulate(map(len, tokens))]  # where each token ends, less the spaces
-    starts = [first, *(end + k + 1 for k, end in enumerate(ends[:-1]))]
     least, most = params.min_near_copy_unit_chars, params.max_period_bytes
     find = lowered.find
-    tried: set[int] = set()
+    at = first  # where the probe at token k starts
     for k in range(0, len(tokens) - NGRAM + 2, 2):
         probe = b" ".join(tokens[k : k + NGRAM - 1])
-        at = starts[k]
-        if find(probe, max(0, at - most - NGRAM), at - least + len(probe)) < 0:
-            continue
-        for i in (k - 1, k):  # the runs holding this probe
-            if i < 0 or i + NGRAM > len(tokens) or i in tried:
-                continue
-            tried.add(i)
-            run = tokens[i : i + NGRAM]
-            joined = b" ".join(run)
-            if (
-                find(joined, max(0, starts[i] - most), starts[i] - least + len(joined)) >= 0
-                and sum(map(_is_word, run)) >= 2
-            ):
-                return True  # recurs, and holds two words (a run of figures and punctuation never echoes)
+        if find(probe, max(0, at - most), at - least + len(probe)) >= 0 and _run_recurs(
+            lowered, tokens, k, at, least, most
+        ):
+            return True
+        at += len(tokens[k]) + len(tokens[k + 1]) + 2
     return False
+
+
+def _run_recurs(lowered: bytes, tokens: list[bytes], k: int, at: int, least: int, most: int) -> bool:
+    """Does a run holding the probe at token `k` (starting at byte `at`) recur one copy back and hold
+    two words (a run of figures and punctuation never echoes)?"""
+    starts = ((k - 1, at - len(tokens[k - 1]) - 1), (k, at)) if k else ((k, at),)
+    for i, start in starts:
+        run = tokens[i : i + NGRAM]
+        if len(run) < NGRAM:
+            continue
+        joined = b" ".join(run)
+        if find_between(lowered, joined, start - most, start - least) and sum(map(_is_word, run)) >= 2:
+            return True
+    return False
+
+
+def find_between(data: bytes, needle: bytes, lo: int, hi: int) -> bool:
+    """Does `needle` start somewhere in `[lo, hi]` of `data`?"""
+    return data.find(needle, max(0, lo), hi + len(needle)) >= 0
 
 
 def near_copies(t: FoldedText, params: TandemRepeatParams, ends_text: bool) -> NearCopies | None:
