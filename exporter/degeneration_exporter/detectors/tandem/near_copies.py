@@ -109,12 +109,12 @@ def _run_recurs(lowered: bytes, tokens: list[bytes], k: int, at: int, least: int
         if len(run) < NGRAM:
             continue
         joined = b" ".join(run)
-        if find_between(lowered, joined, start - most, start - least) and sum(map(_is_word, run)) >= 2:
+        if _find_between(lowered, joined, start - most, start - least) and sum(map(_is_word, run)) >= 2:
             return True
     return False
 
 
-def find_between(data: bytes, needle: bytes, lo: int, hi: int) -> bool:
+def _find_between(data: bytes, needle: bytes, lo: int, hi: int) -> bool:
     """Does `needle` start somewhere in `[lo, hi]` of `data`?"""
     return data.find(needle, max(0, lo), hi + len(needle)) >= 0
 
