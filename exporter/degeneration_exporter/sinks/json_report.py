@@ -36,6 +36,8 @@ def dump_sample(sample: Classification) -> bytes:
 
 
 _LINE_AT = len(b'{"path":') + len(b',"line":')
+_LINE_AT_PATH: dict[str, int] = {}
+"""`_LINE_AT` plus the JSON length of a path, per path string (a piece's samples share one path)."""
 
 
 def dump_split(sample: Classification) -> tuple[bytes, int]:
@@ -46,6 +48,13 @@ def dump_split(sample: Classification) -> tuple[bytes, int]:
     if "line" in identity:
         return data, -1
     path = identity.get("path", sample.path)
+    if type(path) is str:
+        at = _LINE_AT_PATH.get(path)
+        if at is None:
+            if len(_LINE_AT_PATH) >= 1024:
+                _LINE_AT_PATH.clear()
+            at = _LINE_AT_PATH[path] = _LINE_AT + len(orjson.dumps(path))
+        return data, at
     return data, _LINE_AT + len(orjson.dumps(path, default=_fallback, option=_OPTIONS))
 
 
