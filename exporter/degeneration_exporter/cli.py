@@ -87,6 +87,7 @@ def build_parser(verbs: Collection[str] | None = None, *, other_help: bool = Tru
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     verb = _verb_in(argv)
     # The other verbs' help is printed only by the top-level --help (an option before the verb);
@@ -95,7 +96,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     other_help = verb is None or any(arg.startswith("-") for arg in before)
     parser = build_parser(() if verb is None else (verb,), other_help=other_help)
     args = parser.parse_args(argv)
-    return _load(args._command).main(args)
+    status = _load(args._command).main(args)
+    if from_command_line and args._command == "scan":
+        # The process ends next, and its finalisation would walk every object the scan's modules
+        # made (a collection per phase, about 40 ms of a 0.3 s scan on a 2-core VM). Frozen objects
+        # are skipped; the OS takes the memory back. Not when called with argv (a test's process
+        # goes on). The report and samples files are closed already; stdio is flushed regardless.
+        import gc
+
+        gc.freeze()
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover
