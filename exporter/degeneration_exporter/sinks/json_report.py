@@ -36,21 +36,33 @@ def dump_sample(sample: Classification) -> bytes:
 
 
 _FINDINGS: dict[int, tuple[Any, orjson.Fragment]] = {}
-_MAX_FINDINGS = 1024
+"""Serialised findings seen at least twice, by object (the entry holds the finding, so its id is not
+reused while it is kept)."""
+_SEEN: dict[int, Any] = {}
+"""Findings seen once, by object: a second sighting moves one to `_FINDINGS`."""
+_MAX_KEPT = 256
 
 
-def _finding_json(finding: Any) -> orjson.Fragment:
-    """`finding.to_dict()` (a `Finding`; sinks do not import detectors) serialised, kept per object:
-    the classifier hands one frozen Finding to many verdicts (a clean reply's: about three in four
-    findings of the bench's short replies), which are then serialised once per process. The entry
-    holds the finding, so its id is not reused while it is kept."""
-    hit = _FINDINGS.get(id(finding))
+def _finding_json(finding: Any) -> object:
+    """`finding.to_dict()` (a `Finding`; sinks do not import detectors), or its serialised form for a
+    finding shared by many verdicts: the classifier hands one frozen Finding to every clean reply's
+    leak check (half of all findings on the bench's short replies), serialised once per process. A
+    finding seen once costs two dict lookups; the caches are cleared when full (a fragment is about
+    1.4 KB: kept for every finding, 1,024 of them were 10 MiB over two workers)."""
+    key = id(finding)
+    hit = _FINDINGS.get(key)
     if hit is not None and hit[0] is finding:
         return hit[1]
-    if len(_FINDINGS) >= _MAX_FINDINGS:
+    as_dict = finding.to_dict()
+    if _SEEN.get(key) is not finding:
+        if len(_SEEN) >= _MAX_KEPT:
+            _SEEN.clear()
+        _SEEN[key] = finding
+        return as_dict
+    if len(_FINDINGS) >= _MAX_KEPT:
         _FINDINGS.clear()
-    fragment = orjson.Fragment(orjson.dumps(finding.to_dict(), default=_fallback, option=_OPTIONS))
-    _FINDINGS[id(finding)] = (finding, fragment)
+    fragment = orjson.Fragment(orjson.dumps(as_dict, default=_fallback, option=_OPTIONS))
+    _FINDINGS[key] = (finding, fragment)
     return fragment
 
 
