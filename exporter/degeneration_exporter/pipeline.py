@@ -127,6 +127,8 @@ class LinePipeline:
         self._labels = labels if labels is not None and not labels.empty else None
         self._label_cache: OrderedDict[str, tuple[str | None, str | None]] = OrderedDict()
         self._last_origin: str | None = None
+        self._last_parser: tuple[str, LineParser] | None = None
+        """The origin `parser_for` was last asked for and its parser: a file's lines come in a run."""
 
     @property
     def format_names(self) -> list[str]:
@@ -140,13 +142,17 @@ class LinePipeline:
         """The parser (and so the detected format) of one origin."""
         if self._fixed_parser is not None:
             return self._fixed_parser
+        last = self._last_parser
+        if last is not None and last[0] == origin:  # no other origin since: it cannot be evicted
+            return last[1]
         with self._parsers_lock:
             parser = self._parsers.get(origin)
             if parser is None:
                 parser = self._parsers[origin] = LineParser(None)
                 if len(self._parsers) > _MAX_DETECTED:
                     self._parsers.popitem(last=False)
-            return parser
+        self._last_parser = (origin, parser)
+        return parser
 
     def process(self, line: Line | SkippedLine) -> list[Classification]:
         """The responses this line completed (none, one, or several streams); bad lines go to on_reject."""

@@ -61,6 +61,10 @@ def parse_finish_reason(value: object) -> FinishReason:
     """
     if isinstance(value, FinishReason):
         return value
+    if type(value) is str:  # the common case: a value exactly as listed (no blanks, lower case)
+        found = _FINISH_ALIASES.get(value)
+        if found is not None:
+            return found
     if isinstance(value, dict):  # SGLang meta_info: {"type": "length", "length": 2048}
         value = value.get("type")
     if not isinstance(value, str):

@@ -6,7 +6,7 @@ this and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -97,8 +97,11 @@ class Classification:
             kinds = _KINDS[self.flags] = tuple(k.value for k in FlagKind if k in self.flags)
         return list(kinds)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: `path` and `line` first, then identity fields (as Relax's diagnose report)."""
+    def to_dict(self, *, finding: Callable[[Finding], object] | None = None) -> dict[str, Any]:
+        """JSON-ready form: `path` and `line` first, then identity fields (as Relax's diagnose report).
+
+        `finding` stands in for `Finding.to_dict` (the JSON report passes one that reuses the
+        serialised form of a finding shared by many verdicts)."""
         out: dict[str, Any] = {"path": self.path, "line": self.line}
         out.update(self.identity)
         out.update(
@@ -115,6 +118,8 @@ class Classification:
                 "leaks": dict(self.leaks),
                 "detectors": {
                     f"{f.detector}:{f.channel}" if f.channel != "content" else f.detector: f.to_dict()
+                    if finding is None
+                    else finding(f)
                     for f in self.findings
                 },
             }

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from ..errors import MissingField
 from ..record import Record, parse_finish_reason
-from ._fields import optional_int, optional_int_list, require_list, require_str
+from ._fields import is_int_list, join, optional_int, optional_int_list, require_list, require_str
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -42,6 +43,11 @@ def identity_fields(obj: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, 
     return identity
 
 
+def _int(value: object) -> int | None:
+    """`value` if it is an integer (not a bool), else None: `optional_int` on a value already read."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def is_dump_wrapper(obj: Mapping[str, Any]) -> bool:
     """The `torch.save` payload shape `{"rollout_id": int, "samples": [...]}`, as JSON."""
     samples = obj.get("samples")
@@ -66,11 +72,19 @@ def records_from_dump(obj: Mapping[str, Any]) -> Iterator[Record]:
 
 def record_from_sample(sample: Any, *, where: str, step: int | None, position: int | None = None) -> Record:
     """Normalise one Sample dict; `where` prefixes `MissingField` paths (`samples.3.response`)."""
-    text = require_str(sample, "response", where=where)
-    response_length = optional_int(sample, "response_length")
+    if type(sample) is not dict:  # not a JSON object: `response` is reported missing
+        require_str(sample, "response", where=where)
+    # A decoded JSON object: its top-level fields by `get` (what `lookup` does for a plain key, without
+    # a call per field; absent and null both read as None here, as the optional getters treat them).
+    get = sample.get
+    text = get("response")
+    if not isinstance(text, str):
+        raise MissingField(join(where, "response"))
+    response_length = _int(get("response_length"))
     if response_length is None:
-        response_length = optional_int(sample, "response_token_count")
-    token_ids = optional_int_list(sample, "tokens")
+        response_length = _int(get("response_token_count"))
+    tokens = get("tokens")
+    token_ids = tokens if tokens is not None and is_int_list(tokens) else None
     prompt_length = 0
     action_mask = None
     if token_ids is not None and response_length is not None and 0 <= response_length <= len(token_ids):
@@ -81,7 +95,8 @@ def record_from_sample(sample: Any, *, where: str, step: int | None, position: i
     else:
         # `tokens` cannot be aligned with the response (abbreviated or inconsistent dump, or a Relax
         # JSONL, which has none): Relax's response-only `response_token_ids` stand in when present.
-        token_ids = optional_int_list(sample, "response_token_ids")
+        ids = get("response_token_ids")
+        token_ids = ids if ids is not None and is_int_list(ids) else None
         if response_length is None and token_ids is not None:
             response_length = len(token_ids)
     identity = identity_fields(sample, IDENTITY_KEYS)
