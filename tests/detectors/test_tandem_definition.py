@@ -220,3 +220,29 @@ def test_a_stream_past_the_kept_part_is_judged_by_its_live_checks_in_bounded_mem
     assert live._kept_chars <= params.max_text_chars
     final = live.finish()
     assert final.flagged and final.onset == fired[0].onset
+
+
+# --- near copies, written out from the definition ---------------------------------------------------
+
+_TEMPLATE = "{n}) Pick a good {x}. I bought the Acme Studio {x} in grey, which is a fine {x} for the office.\n"
+_ITEMS = ["desk", "lamp", "chair", "shelf", "monitor", "keyboard", "cable box", "mouse pad", "printer"]
+
+
+def test_template_rows_with_a_slot_every_few_words_running_to_the_end_are_near_copies() -> None:
+    rows = "".join(_TEMPLATE.format(n=i, x=x) for i, x in enumerate(_ITEMS, 1))
+    text = _LEAD + rows[:-25]  # the ceiling cuts the last row
+    f = _detect(text)
+    assert f.flagged and f.details["family"] == "near_copies"
+    assert f.onset is not None and abs(f.onset - len(_LEAD)) <= len(_TEMPLATE)
+    assert not detect_tandem_repeat(DetectorInput(text), TandemRepeatParams(min_near_copy_words=0)).flagged
+
+
+def test_the_same_rows_followed_by_new_text_are_a_list_not_a_loop() -> None:
+    rows = "".join(_TEMPLATE.format(n=i, x=x) for i, x in enumerate(_ITEMS[:5], 1))
+    assert not _detect(_LEAD + rows + "\nThat is all I would buy for a small office; the rest can wait.").flagged
+
+
+def test_a_times_table_shares_only_operators_and_is_not_near_copies() -> None:
+    table = " ".join(f"7 x {i} = {7 * i}" for i in range(1, 40))
+    f = _detect(_LEAD + table)
+    assert not f.flagged or f.details["family"] != "near_copies"

@@ -89,14 +89,15 @@ def _last_runs_recur(lowered: bytes, params: TandemRepeatParams) -> bool:
         return False
     least, most = params.min_near_copy_unit_chars, params.max_period_bytes
     find = lowered.find
+    lengths = list(map(len, tokens))
     at = first  # where the probe at token k starts
     for k in range(0, len(tokens) - NGRAM + 2, 2):
-        probe = b" ".join(tokens[k : k + NGRAM - 1])
-        if find(probe, max(0, at - most), at - least + len(probe)) >= 0 and _run_recurs(
+        end = at + lengths[k] + lengths[k + 1] + lengths[k + 2] + 2
+        if find(lowered[at:end], max(0, at - most), end - least) >= 0 and _run_recurs(
             lowered, tokens, k, at, least, most
         ):
             return True
-        at += len(tokens[k]) + len(tokens[k + 1]) + 2
+        at += lengths[k] + lengths[k + 1] + 2
     return False
 
 

@@ -79,9 +79,10 @@ class TandemRepeatParams(BaseModel, frozen=True, extra="forbid"):
     )
     min_near_copy_words: int = Field(
         30,
-        ge=1,
+        ge=0,
         description="Words (tokens of two letters or more) a near-copy repeat must echo from one copy back: "
-        "about 160 characters of English; two parallel sentences or a quoted phrase echo fewer.",
+        "about 160 characters of English; two parallel sentences or a quoted phrase echo fewer. 0 turns the "
+        "near-copy family off (it costs a few microseconds per reply).",
     )
     max_near_copy_gap_words: int = Field(
         2,

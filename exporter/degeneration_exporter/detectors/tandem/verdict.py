@@ -187,6 +187,8 @@ def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text
 def _near_copy_loop(t: FoldedText, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The near-copy family (`near_copies.py`), judged only where no exact family found a loop: it
     compares words, so it runs after the byte screen has ruled the exact families out."""
+    if not params.min_near_copy_words:
+        return None  # the family is off
     found = near_copies(t, params, ends_text)
     if found is None:
         return None
