@@ -224,7 +224,7 @@ def test_a_stream_past_the_kept_part_is_judged_by_its_live_checks_in_bounded_mem
 
 # --- near copies, written out from the definition ---------------------------------------------------
 
-_TEMPLATE = "{n}) Pick a good {x}. I bought the Acme Studio {x} in grey, which is a fine {x} for the office.\n"
+_TEMPLATE = "{n}) Pick a good {x}. I bought the Acme Studio {x} in grey, which is a fine {x} for work.\n"
 _ITEMS = ["desk", "lamp", "chair", "shelf", "monitor", "keyboard", "cable box", "mouse pad", "printer"]
 
 
@@ -239,7 +239,8 @@ def test_template_rows_with_a_slot_every_few_words_running_to_the_end_are_near_c
 
 def test_the_same_rows_followed_by_new_text_are_a_list_not_a_loop() -> None:
     rows = "".join(_TEMPLATE.format(n=i, x=x) for i, x in enumerate(_ITEMS[:5], 1))
-    assert not _detect(_LEAD + rows + "\nThat is all I would buy for a small office; the rest can wait.").flagged
+    closing = "\nThat is all I would buy for a small office; the rest can wait."
+    assert not _detect(_LEAD + rows + closing).flagged
 
 
 def test_a_times_table_shares_only_operators_and_is_not_near_copies() -> None:
