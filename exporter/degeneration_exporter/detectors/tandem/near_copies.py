@@ -161,16 +161,18 @@ def _stretch(
     previous: dict[tuple[bytes, ...], int] = {}
     wordy: dict[tuple[bytes, ...], bool] = {}
     source: dict[int, int] = {}  # run -> the run it echoes
+    ascii_only = lowered.isascii()  # then characters and bytes agree
     for i in compress(range(len(keys)), map((1).__lt__, map(counts.__getitem__, keys))):
         key = keys[i]
         j = previous.get(key)
         previous[key] = i
         if j is None:
             continue
-        gap = before[i] + i - before[j] - j
+        at, was = before[i] + i, before[j] + j
+        gap = at - was
         if gap > most or gap < least:
             continue
-        if gap < 4 * least and t.chars(before[i] + i) - t.chars(before[j] + j) < least:
+        if not ascii_only and gap < 4 * least and t.chars(at) - t.chars(was) < least:
             continue  # fewer characters than bytes apart: a code point is at most 4 bytes
         ok = wordy.get(key)
         if ok is None:
@@ -178,13 +180,13 @@ def _stretch(
         if ok:
             source[i] = j
     if not source:
-        return None, False
+        return None, bool(lo)  # the sources of the last runs may lie before `lo`
     echoed = bytearray(n)
     for i in source:
         echoed[i : i + NGRAM] = b"\x01" * NGRAM
     last = echoed.rfind(1)
     if n - 1 - last > _most_after(params):
-        return None, False
+        return None, bool(lo)
     first = last
     while True:  # back over gaps of at most `max_near_copy_gap_words` tokens
         k = echoed.rfind(1, 0, first)
@@ -194,7 +196,7 @@ def _stretch(
     runs = sorted(i for i in source if first <= i <= last)
     begin = before[source[runs[0]]] + source[runs[0]]
     touches = bool(lo) and before[first] + first - most <= lo  # an echo's source may lie before `lo`
-    words = sum(1 for k in range(first, last + 1) if echoed[k] and _is_word(tokens[k]))
+    words = _words_echoed(tokens, echoed, first, last)
     if words < params.min_near_copy_words:
         return None, touches
     period = int(median(before[i] + i - before[source[i]] - source[i] for i in runs))
@@ -202,3 +204,15 @@ def _stretch(
     if end - (before[runs[0]] + runs[0]) < params.min_tail_fraction * period:
         return None, touches
     return NearCopies(begin, end, period, words), touches
+
+
+def _words_echoed(tokens: list[bytes], echoed: bytearray, first: int, last: int) -> int:
+    """Echoed tokens in `[first, last]` that are words (each distinct token tested once)."""
+    tested: dict[bytes, bool] = {}
+    words = 0
+    for token in compress(tokens[first : last + 1], echoed[first : last + 1]):
+        is_word = tested.get(token)
+        if is_word is None:
+            is_word = tested[token] = _is_word(token)
+        words += is_word
+    return words
