@@ -247,3 +247,32 @@ def test_a_times_table_shares_only_operators_and_is_not_near_copies() -> None:
     table = " ".join(f"7 x {i} = {7 * i}" for i in range(1, 40))
     f = _detect(_LEAD + table)
     assert not f.flagged or f.details["family"] != "near_copies"
+
+
+def test_a_long_region_of_dense_slots_is_grown_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Rows whose words change every few words hold a repeat at every multiple of the row's length;
+    # each is grown across the whole region, so growing all of them was quadratic in its length
+    # (40 kB took seconds). The screen moves past a region after a few overlapping repeats.
+    from degeneration_exporter.detectors.tandem import periods
+
+    rng = random.Random(1)
+    words = ["river", "stone", "lantern", "copper", "meadow", "signal", "harbor", "violet", "engine"]
+    text = "".join(
+        f"Pick the {rng.choice(words)} first, then the brass {rng.choice(words)} fitting, then tighten the "
+        f"{rng.choice(words)} bolt on row {i}. "
+        for i in range(450)
+    )
+    grows = 0
+    real_grow = periods._grow
+
+    def counting_grow(*args: object, **kwargs: object) -> periods.Repeat:
+        nonlocal grows
+        grows += 1
+        return real_grow(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(periods, "_grow", counting_grow)
+    assert len(text) > 40_000
+    assert _detect(text).flagged
+    assert grows <= 3 * periods._REGION_TRIES * 3  # a few regions (screens), a few tries each

@@ -44,6 +44,7 @@ _RESYNC_BYTES = 8  # bytes that must agree after a slot for the repeat to go on
 _BLOCK = 16  # bytes looked up per block: long enough to be rare in clean text, short for a long step
 _GALLOP = 64  # bytes of the first slice compare when growing a repeat; doubled while they agree
 _TRIES = 3  # later occurrences of a block tried when the nearest is not the loop's period
+_REGION_TRIES = 4  # overlapping repeats yielded from one region before the screen moves past it
 
 
 def fold_numbers(raw: bytes) -> bytes:
@@ -225,6 +226,7 @@ def _scan(
     k = 0
     reach = max_period + q
     last_block = n - q
+    region_stop, in_region = -1, 0  # the region overlapping repeats cover, and how many were yielded
     while j <= last_block:
         if regions:
             while k < len(regions) and regions[k][1] <= j:
@@ -260,6 +262,13 @@ def _scan(
             # Blocks inside its first exact stretch add nothing new (past a slot, another period may start).
             exact_stop = best.pieces[0][1] if best.pieces else best.stop
             j = max(j + step, exact_stop - q)
+            # A region of dense slots holds a repeat at every multiple of its period, each grown across
+            # the whole region: after a few, the rest of the region is skipped (cost linear, not
+            # quadratic, in the region's length).
+            in_region = in_region + 1 if best.start < region_stop else 1
+            region_stop = max(region_stop, best.stop) if in_region > 1 else best.stop
+            if in_region >= _REGION_TRIES:
+                j, in_region = max(j, region_stop), 0
         else:
             j += step
 
