@@ -395,6 +395,24 @@ def near_copies_then_new_text(rng: random.Random) -> Case:
     return Case(a + "\n\n" + copies + "\n\n" + b, -1, 0)
 
 
+def records_cut_by_the_ceiling(rng: random.Random) -> Case:
+    """Records whose fields take other values in every row (names, ids, flags), running into the
+    ceiling: a table cut off, not copies of one unit."""
+    rows = []
+    for _ in range(rng.randint(5, 60)):
+        row = {
+            "id": rng.randint(1, 99_999),
+            "name": f"{rng.choice(_WORDS).capitalize()} {rng.choice(_WORDS).capitalize()}",
+            "city": rng.choice(_WORDS),
+            "tags": rng.sample(_WORDS, rng.randint(1, 3)),
+            "active": rng.random() < 0.5,
+        }
+        rows.append(json.dumps(row) + ",\n")
+    body = "".join(rows)
+    a, _ = _prose_pair(rng)
+    return Case(a + "\n\n[\n" + body[: len(body) - rng.randrange(len(rows[-1]))], -1, 0)
+
+
 def template_rows(rng: random.Random) -> Case:
     """List rows on one template whose items differ in several words at a time (runs of fewer than 4
     words agree between them): each row says something new."""
@@ -419,4 +437,5 @@ EXEMPTIONS: dict[str, Callable[[random.Random], Case]] = {
     "paragraph restated once": restated_once,
     "near copies giving way to new text": near_copies_then_new_text,
     "template rows differing in content": template_rows,
+    "records cut by the ceiling": records_cut_by_the_ceiling,
 }

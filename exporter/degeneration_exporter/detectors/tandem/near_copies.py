@@ -14,7 +14,11 @@ The definition, in words a reader can check:
 - A **run** of `NGRAM` (4) consecutive tokens *echoes* when it holds at least two words and was
   written before, starting one copy back: at least `min_near_copy_unit_chars` characters and at most
   `max_period_bytes` bytes earlier (copies are back to back; a unit shorter than about 8 words is a
-  phrase or a list item). A token is *echoed* when it lies in a run that echoes. Figures,
+  phrase or a list item). Of a run's earlier occurrences in that range, its source is the one whose
+  distance is nearest the previous echo's, and an echo counts only when the echo before or after it
+  is at the same distance, give or take `max_slot_chars` per gap token: copies echo the copy before,
+  while a value of a small vocabulary that recurs by chance some rows back stands alone. A token is
+  *echoed* when it lies in a run that echoes. Figures,
   punctuation and single letters are slots: a table or a times table whose rows share only layout
   and operators echoes nothing.
 - A **near-copy repeat** is a stretch of echoed tokens with at most `max_near_copy_gap_words`
@@ -49,6 +53,7 @@ from .params import TandemRepeatParams
 __all__ = ["NGRAM", "NearCopies", "near_copies"]
 
 NGRAM = 4
+_CANDIDATES = 8  # earlier occurrences of a run weighed as its source (the nearest ones)
 _NOT_LETTERS = bytes(c for c in range(0x80) if not chr(c).isalpha())  # non-ASCII bytes count as letters
 
 
@@ -158,52 +163,97 @@ def _stretch(
     if len(keys) - len(counts) < -(-params.min_near_copy_words // NGRAM):
         # Each echoed token lies in a repeated run of NGRAM: too few repeats for the words needed.
         return None, bool(lo)
-    previous: dict[tuple[bytes, ...], int] = {}
+    earlier: dict[tuple[bytes, ...], list[int]] = {}
     wordy: dict[tuple[bytes, ...], bool] = {}
     source: dict[int, int] = {}  # run -> the run it echoes
     ascii_only = lowered.isascii()  # then characters and bytes agree
+    current = 0  # the distance of the last echo: copies echo the copy before, at about one distance
     for i in compress(range(len(keys)), map((1).__lt__, map(counts.__getitem__, keys))):
         key = keys[i]
-        j = previous.get(key)
-        previous[key] = i
-        if j is None:
+        seen = earlier.setdefault(key, [])
+        at = before[i] + i
+        best, best_off = -1, 0
+        for j in reversed(seen[-_CANDIDATES:]):  # the occurrence one copy back, nearest the last echo's
+            gap = at - before[j] - j
+            if gap > most:
+                break
+            if gap < least or (
+                not ascii_only and gap < 4 * least and t.chars(at) - t.chars(at - gap) < least
+            ):
+                continue  # fewer characters than bytes apart: a code point is at most 4 bytes
+            off = abs(gap - current) if current else 0
+            if best < 0 or off < best_off:
+                best, best_off = j, off
+        seen.append(i)
+        if best < 0:
             continue
-        at, was = before[i] + i, before[j] + j
-        gap = at - was
-        if gap > most or gap < least:
-            continue
-        if not ascii_only and gap < 4 * least and t.chars(at) - t.chars(was) < least:
-            continue  # fewer characters than bytes apart: a code point is at most 4 bytes
         ok = wordy.get(key)
         if ok is None:
             ok = wordy[key] = sum(map(_is_word, key)) >= 2  # figures and punctuation never echo
         if ok:
-            source[i] = j
+            source[i] = best
+            current = at - before[best] - best
     if not source:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
-    echoed = bytearray(n)
-    for i in source:
-        echoed[i : i + NGRAM] = b"\x01" * NGRAM
-    last = echoed.rfind(1)
-    if n - 1 - last > _most_after(params):
-        return None, bool(lo)
-    first = last
-    while True:  # back over gaps of at most `max_near_copy_gap_words` tokens
-        k = echoed.rfind(1, 0, first)
-        if k < 0 or first - k - 1 > params.max_near_copy_gap_words:
-            break
-        first = k
+    gap_words = params.max_near_copy_gap_words
+    span = _last_stretch(source, n, _most_after(params), gap_words)
+    if span is None:
+        return None, bool(lo)  # the sources of the last runs may lie before `lo`
+    first, last = span
+
+    def distance(i: int) -> int:
+        return before[i] + i - before[source[i]] - source[i]
+
+    # Copies echo the copy before, so a run echoes at the distance of the echoing run next to it, give
+    # or take a slot: a run that recurs by chance some rows back (a value of a small vocabulary) among
+    # runs that echo one row back is not part of a copy.
+    slack = params.max_slot_chars * max(1, gap_words)
+    ordered = sorted(source)
+    kept = {}
+    for x, i in enumerate(ordered):
+        d = distance(i)
+        if (x and abs(distance(ordered[x - 1]) - d) <= slack) or (
+            x + 1 < len(ordered) and abs(distance(ordered[x + 1]) - d) <= slack
+        ):
+            kept[i] = source[i]
+    source = kept
+    span = _last_stretch(source, n, _most_after(params), gap_words)
+    if span is None:
+        return None, False
+    first, last = span
     runs = sorted(i for i in source if first <= i <= last)
     begin = before[source[runs[0]]] + source[runs[0]]
     touches = bool(lo) and before[first] + first - most <= lo  # an echo's source may lie before `lo`
-    words = _words_echoed(tokens, echoed, first, last)
+    words = _words_echoed(tokens, _echoed(source, n), first, last)
     if words < params.min_near_copy_words:
         return None, touches
-    period = int(median(before[i] + i - before[source[i]] - source[i] for i in runs))
+    period = int(median(distance(i) for i in runs))
     end = before[last] + last + len(tokens[last])
     if end - (before[runs[0]] + runs[0]) < params.min_tail_fraction * period:
         return None, touches
     return NearCopies(begin, end, period, words), touches
+
+
+def _echoed(source: dict[int, int], n: int) -> bytearray:
+    """1 for each of `n` tokens that a run in `source` holds."""
+    echoed = bytearray(n)
+    for i in source:
+        echoed[i : i + NGRAM] = b"\x01" * NGRAM
+    return echoed
+
+
+def _last_stretch(source: dict[int, int], n: int, most_after: int, gap: int) -> tuple[int, int] | None:
+    """The stretch of echoed tokens (gaps of at most `gap`) that ends the text, as (first, last)."""
+    echoed = _echoed(source, n)
+    last = echoed.rfind(1)
+    if last < 0 or n - 1 - last > most_after:
+        return None
+    first = last
+    while True:  # back over gaps of at most `gap` tokens
+        k = echoed.rfind(1, 0, first)
+        if k < 0 or first - k - 1 > gap:
+            return first, last
+        first = k
 
 
 def _words_echoed(tokens: list[bytes], echoed: bytearray, first: int, last: int) -> int:
