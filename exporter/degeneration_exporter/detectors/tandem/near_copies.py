@@ -132,13 +132,14 @@ def near_copies(t: FoldedText, params: TandemRepeatParams, ends_text: bool) -> N
     lowered = t.folded.lower()
     if not _last_runs_recur(lowered, params):
         return None
-    window = 2 * params.max_period_bytes
-    while True:  # a window that holds the whole stretch and its first copy
-        lo = max(0, len(lowered) - window)
-        found, touches = _stretch(t, lowered, lo, params)
-        if not touches or lo == 0:
-            return found
-        window *= 2
+    # The last two periods first: most stretches and their first copies lie within them; a stretch
+    # that reaches back to the window's start is walked again over the whole text (a walk of the
+    # window and one of the text, instead of a walk per doubling).
+    lo = max(0, len(lowered) - 2 * params.max_period_bytes)
+    found, touches = _stretch(t, lowered, lo, params)
+    if touches and lo:
+        found, _ = _stretch(t, lowered, 0, params)
+    return found
 
 
 def _stretch(
