@@ -149,7 +149,7 @@ def _stretch(
     first copy) may reach back before `lo` (then a larger window is needed).
 
     Only runs written more than once are walked in Python (found by `Counter` and `compress`, in C);
-    each is compared with its previous occurrence."""
+    each is compared with its nearest `_CANDIDATES` earlier occurrences."""
     if lo:
         lo = lowered.find(b" ", lo) + 1  # a whole token first
     if lowered[lo : lo + 1] == b" ":
@@ -197,10 +197,8 @@ def _stretch(
     if not source:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
     gap_words = params.max_near_copy_gap_words
-    span = _last_stretch(source, n, _most_after(params), gap_words)
-    if span is None:
+    if _last_stretch(source, n, _most_after(params), gap_words) is None:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
-    first, last = span
 
     def distance(i: int) -> int:
         return before[i] + i - before[source[i]] - source[i]
