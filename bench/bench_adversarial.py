@@ -23,23 +23,7 @@ from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.detectors.compression.upstream import scan_repetition
 from degeneration_exporter.record import FinishReason, Record
 
-WORDS = [
-    "river",
-    "stone",
-    "lantern",
-    "copper",
-    "meadow",
-    "signal",
-    "harbor",
-    "violet",
-    "engine",
-    "pocket",
-    "ladder",
-    "winter",
-    "quartz",
-    "saddle",
-    "orbit",
-]
+WORDS = [f"{a}{b}" for a in ("riv", "ston", "lant", "copp", "mead") for b in ("er", "el", "ing")]
 PARAGRAPH = (
     "the quick brown fox jumps over the lazy dog and then it runs far away into the deep dark forest "
     "where nobody can find it "
