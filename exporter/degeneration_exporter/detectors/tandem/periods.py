@@ -11,6 +11,9 @@ operation (`translate`, a regex `sub`, `find`, slice equality); Python only loop
   `u` with `r >= r_min = q + s - 1` holds a whole block `B`, and `B` occurs again `p` bytes later.
   So looking up each block once ahead (`bytes.find` within the longest period) cannot miss a
   repeat meeting the minimum evidence; a text where no block recurs is clean without more work.
+  One bound on it, for cost: after `_REGION_TRIES` overlapping repeats of one region (a region of
+  dense slots holds one at every multiple of its period), the rest of that region is not looked up
+  again; no dev text or generated case reaches it before its loop is found.
 - *Extension.* From a block that recurs at distance `p`, the repeat is grown both ways by galloping
   slice comparisons `b[i:i+k] == b[i+p:i+p+k]` (O(length) in memcmp), and across name slots: a
   differing stretch of at most `max_slot` bytes after which the copies agree again.
