@@ -13,7 +13,7 @@ operation (`translate`, a regex `sub`, `find`, slice equality); Python only loop
   repeat meeting the minimum evidence; a text where no block recurs is clean without more work.
   One bound on it, for cost: after `_REGION_TRIES` overlapping repeats of one region (a region of
   dense slots holds one at every multiple of its period), the rest of that region is not looked up
-  again; no dev text or generated case reaches it before its loop is found.
+  again (no dev-set verdict and no generated case changed with it).
 - *Extension.* From a block that recurs at distance `p`, the repeat is grown both ways by galloping
   slice comparisons `b[i:i+k] == b[i+p:i+p+k]` (O(length) in memcmp), and across name slots: a
   differing stretch of at most `max_slot` bytes after which the copies agree again.
