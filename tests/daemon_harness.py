@@ -45,6 +45,13 @@ def wait_for(check: Callable[[], T | None], timeout: float, what: str, interval:
         time.sleep(interval)
 
 
+def one_source_config(folder: Path, source: Mapping[str, object], **top_level: object) -> Path:
+    """`folder/config.yaml` with the one source `source` and the config's other top-level keys."""
+    config = folder / "config.yaml"
+    config.write_bytes(orjson.dumps({"sources": [dict(source)], **top_level}))
+    return config
+
+
 def chunks_config(folder: Path, source: Mapping[str, object], **top_level: object) -> Path:
     """`folder/config.yaml`: one source `chunks` tailing `folder/*.jsonl` as `openai_chunk` with
     quick polls, plus `source`'s options and the config's other top-level keys (sinks)."""
@@ -57,9 +64,7 @@ def chunks_config(folder: Path, source: Mapping[str, object], **top_level: objec
         "glob_interval": "PT0.2S",
         **source,
     }
-    config = folder / "config.yaml"
-    config.write_bytes(orjson.dumps({"sources": [chunks], **top_level}))
-    return config
+    return one_source_config(folder, chunks, **top_level)
 
 
 def parse_samples(text: str) -> Samples:

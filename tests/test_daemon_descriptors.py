@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.daemon_harness import DaemonProcess, total, wait_for
+from tests.daemon_harness import DaemonProcess, one_source_config, total, wait_for
 from tests.log_lines import CLEAN, chat_line
 
 FILES = 1200
@@ -25,9 +25,7 @@ def _config(tmp_path: Path, logs: Path) -> Path:
         "poll_interval": "PT0.1S",
         "glob_interval": "PT0.5S",
     }
-    path = tmp_path / "config.yaml"
-    path.write_bytes(orjson.dumps({"sources": [source]}))
-    return path
+    return one_source_config(tmp_path, source)
 
 
 def test_more_files_than_descriptors_are_all_read_and_scrapes_keep_answering(tmp_path: Path) -> None:

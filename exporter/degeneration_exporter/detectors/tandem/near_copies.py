@@ -58,13 +58,12 @@ _NOT_LETTERS = bytes(c for c in range(0x80) if not chr(c).isalpha())  # non-ASCI
 
 
 class NearCopies(NamedTuple):
-    """A near-copy loop in folded bytes: its first copy's start, its last echoed token's end, the
-    period in folded bytes and its echoed words."""
+    """A near-copy loop in folded bytes: its first copy's start, its last echoed token's end and the
+    period in folded bytes."""
 
     start: int
     end: int
     period: int
-    echoed_words: int
 
 
 def _most_after(params: TandemRepeatParams) -> int:
@@ -197,7 +196,7 @@ def _stretch(
     if not source:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
     gap_words = params.max_near_copy_gap_words
-    if _last_stretch(source, n, _most_after(params), gap_words) is None:
+    if _last_stretch(_echoed(source, n), _most_after(params), gap_words) is None:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
 
     def distance(i: int) -> int:
@@ -216,21 +215,22 @@ def _stretch(
         ):
             kept[i] = source[i]
     source = kept
-    span = _last_stretch(source, n, _most_after(params), gap_words)
+    echoed = _echoed(source, n)
+    span = _last_stretch(echoed, _most_after(params), gap_words)
     if span is None:
         return None, False
     first, last = span
     runs = sorted(i for i in source if first <= i <= last)
     begin = before[source[runs[0]]] + source[runs[0]]
     touches = bool(lo) and before[first] + first - most <= lo  # an echo's source may lie before `lo`
-    words = _words_echoed(tokens, _echoed(source, n), first, last)
+    words = _words_echoed(tokens, echoed, first, last)
     if words < params.min_near_copy_words:
         return None, touches
     period = int(median(distance(i) for i in runs))
     end = before[last] + last + len(tokens[last])
     if end - (before[runs[0]] + runs[0]) < params.min_tail_fraction * period:
         return None, touches
-    return NearCopies(begin, end, period, words), touches
+    return NearCopies(begin, end, period), touches
 
 
 def _echoed(source: dict[int, int], n: int) -> bytearray:
@@ -241,11 +241,10 @@ def _echoed(source: dict[int, int], n: int) -> bytearray:
     return echoed
 
 
-def _last_stretch(source: dict[int, int], n: int, most_after: int, gap: int) -> tuple[int, int] | None:
+def _last_stretch(echoed: bytearray, most_after: int, gap: int) -> tuple[int, int] | None:
     """The stretch of echoed tokens (gaps of at most `gap`) that ends the text, as (first, last)."""
-    echoed = _echoed(source, n)
     last = echoed.rfind(1)
-    if last < 0 or n - 1 - last > most_after:
+    if last < 0 or len(echoed) - 1 - last > most_after:
         return None
     first = last
     while True:  # back over gaps of at most `gap` tokens
