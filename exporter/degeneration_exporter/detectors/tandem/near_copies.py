@@ -37,13 +37,17 @@ refrain, which people write; exact copies anywhere are covered by the other fami
 Cost: the runs that could be a stretch's last echo end in the last `NGRAM + gap + 1` tokens; each is
 one `bytes.find` in the period before it (whitespace is folded to single spaces, so a run of tokens
 is one byte string). A text none of whose last runs recurs costs a few C calls; only then are the
-tokens of the last window walked in Python (Counter and zip in C, a loop over repeated runs only).
+tokens of the last window walked in Python (Counter and zip in C, a loop over repeated runs only,
+each run's source found by bisection; word flags, echoed marks and the stretch by whole-buffer
+`translate`, integer shifts and `rfind`).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import accumulate, compress
+from collections.abc import Callable
+from itertools import accumulate, compress, pairwise
 from statistics import median
 from typing import NamedTuple
 
@@ -55,6 +59,7 @@ __all__ = ["NGRAM", "NearCopies", "near_copies"]
 NGRAM = 4
 _CANDIDATES = 8  # earlier occurrences of a run weighed as its source (the nearest ones)
 _NOT_LETTERS = bytes(c for c in range(0x80) if not chr(c).isalpha())  # non-ASCII bytes count as letters
+_NOT_LETTERS_OR_SPACE = _NOT_LETTERS.replace(b" ", b"")
 
 
 class NearCopies(NamedTuple):
@@ -148,13 +153,14 @@ def _stretch(
     first copy) may reach back before `lo` (then a larger window is needed).
 
     Only runs written more than once are walked in Python (found by `Counter` and `compress`, in C);
-    each is compared with its nearest `_CANDIDATES` earlier occurrences."""
+    each picks its source among its nearest `_CANDIDATES` earlier occurrences (`_source`)."""
     if lo:
         lo = lowered.find(b" ", lo) + 1  # a whole token first
     if lowered[lo : lo + 1] == b" ":
         lo += 1  # folded whitespace is one space: tokens are one space apart
     tokens = lowered[lo:].split()
     n = len(tokens)
+    words = _word_flags(lowered[lo:])
     before = list(accumulate(map(len, tokens), initial=lo))  # token i starts at before[i] + i
 
     least, most = params.min_near_copy_unit_chars, params.max_period_bytes
@@ -163,58 +169,42 @@ def _stretch(
     if len(keys) - len(counts) < -(-params.min_near_copy_words // NGRAM):
         # Each echoed token lies in a repeated run of NGRAM: too few repeats for the words needed.
         return None, bool(lo)
-    earlier: dict[tuple[bytes, ...], list[int]] = {}
-    wordy: dict[tuple[bytes, ...], bool] = {}
+    starts: dict[tuple[bytes, ...], list[int]] = {}  # byte starts of a run's occurrences so far
     source: dict[int, int] = {}  # run -> the run it echoes
-    ascii_only = lowered.isascii()  # then characters and bytes agree
+    distance: dict[int, int] = {}  # run -> bytes back to its source
+    index: dict[int, int] = {}  # byte start -> run, for the runs that may be sources
+    chars = None if lowered.isascii() else t.chars  # else characters and bytes agree
     current = 0  # the distance of the last echo: copies echo the copy before, at about one distance
     for i in compress(range(len(keys)), map((1).__lt__, map(counts.__getitem__, keys))):
         key = keys[i]
-        seen = earlier.setdefault(key, [])
         at = before[i] + i
-        best, best_off = -1, 0
-        for j in reversed(seen[-_CANDIDATES:]):  # the occurrence one copy back, nearest the last echo's
-            gap = at - before[j] - j
-            if gap > most:
-                break
-            if gap < least or (
-                not ascii_only and gap < 4 * least and t.chars(at) - t.chars(at - gap) < least
-            ):
-                continue  # fewer characters than bytes apart: a code point is at most 4 bytes
-            off = abs(gap - current) if current else 0
-            if best < 0 or off < best_off:
-                best, best_off = j, off
-        seen.append(i)
-        if best < 0:
+        index[at] = i
+        seen = starts.get(key)
+        if seen is None:
+            starts[key] = [at]
             continue
-        ok = wordy.get(key)
-        if ok is None:
-            ok = wordy[key] = sum(map(_is_word, key)) >= 2  # figures and punctuation never echo
-        if ok:
-            source[i] = best
-            current = at - before[best] - best
+        # Figures and punctuation never echo: a run needs two words.
+        found = _source(seen, at, current, least, most, chars) if words.count(1, i, i + NGRAM) >= 2 else -1
+        seen.append(at)
+        if found >= 0:
+            source[i] = index[found]
+            distance[i] = current = at - found
     if not source:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
     gap_words = params.max_near_copy_gap_words
     if _last_stretch(_echoed(source, n), _most_after(params), gap_words) is None:
         return None, bool(lo)  # the sources of the last runs may lie before `lo`
 
-    def distance(i: int) -> int:
-        return before[i] + i - before[source[i]] - source[i]
-
     # Copies echo the copy before, so a run echoes at the distance of the echoing run next to it, give
     # or take a slot: a run that recurs by chance some rows back (a value of a small vocabulary) among
     # runs that echo one row back is not part of a copy.
     slack = params.max_slot_chars * max(1, gap_words)
-    ordered = sorted(source)
-    kept = {}
-    for x, i in enumerate(ordered):
-        d = distance(i)
-        if (x and abs(distance(ordered[x - 1]) - d) <= slack) or (
-            x + 1 < len(ordered) and abs(distance(ordered[x + 1]) - d) <= slack
-        ):
-            kept[i] = source[i]
-    source = kept
+    ordered = list(source)  # in text order: runs are visited in order
+    gaps = [distance[i] for i in ordered]
+    near = [abs(a - b) <= slack for a, b in pairwise(gaps)]  # each echo with the next
+    source = {
+        i: source[i] for x, i in enumerate(ordered) if (x and near[x - 1]) or (x < len(near) and near[x])
+    }
     echoed = _echoed(source, n)
     span = _last_stretch(echoed, _most_after(params), gap_words)
     if span is None:
@@ -223,44 +213,62 @@ def _stretch(
     runs = sorted(i for i in source if first <= i <= last)
     begin = before[source[runs[0]]] + source[runs[0]]
     touches = bool(lo) and before[first] + first - most <= lo  # an echo's source may lie before `lo`
-    words = _words_echoed(tokens, echoed, first, last)
-    if words < params.min_near_copy_words:
+    if sum(compress(words[first : last + 1], echoed[first : last + 1])) < params.min_near_copy_words:
         return None, touches
-    period = int(median(distance(i) for i in runs))
+    period = int(median(distance[i] for i in runs))
     end = before[last] + last + len(tokens[last])
     if end - (before[runs[0]] + runs[0]) < params.min_tail_fraction * period:
         return None, touches
     return NearCopies(begin, end, period), touches
 
 
-def _echoed(source: dict[int, int], n: int) -> bytearray:
-    """1 for each of `n` tokens that a run in `source` holds."""
-    echoed = bytearray(n)
-    for i in source:
-        echoed[i : i + NGRAM] = b"\x01" * NGRAM
-    return echoed
+def _source(
+    seen: list[int], at: int, current: int, least: int, most: int, chars: Callable[[int], int] | None
+) -> int:
+    """The start of the run's source among its earlier starts `seen` (ascending), or -1: of the last
+    `_CANDIDATES`, those one copy back (`least` characters to `most` bytes before `at`), the one whose
+    distance is nearest `current` (the nearest of all while there is no `current`); on a tie, the
+    nearer. Bisection, as distances fall with the start."""
+    lo = max(len(seen) - _CANDIDATES, bisect_left(seen, at - most))
+    hi = bisect_right(seen, at - least, lo) - 1  # the last start at least `least` bytes back
+    if chars is not None:  # fewer characters than bytes apart: a code point is at most 4 bytes
+        while hi >= lo and at - seen[hi] < 4 * least and chars(at) - chars(seen[hi]) < least:
+            hi -= 1
+    if hi < lo:
+        return -1
+    if not current:
+        return seen[hi]
+    target = at - current
+    k = bisect_left(seen, target, lo, hi + 1)  # seen[k - 1] < target <= seen[k]
+    if k > hi:
+        return seen[hi]
+    if k == lo or seen[k] - target <= target - seen[k - 1]:
+        return seen[k]
+    return seen[k - 1]
 
 
-def _last_stretch(echoed: bytearray, most_after: int, gap: int) -> tuple[int, int] | None:
-    """The stretch of echoed tokens (gaps of at most `gap`) that ends the text, as (first, last)."""
+def _word_flags(segment: bytes) -> bytes:
+    """1 for each whitespace token of `segment` that is a word (`_is_word`), else 0: the letters of
+    every token counted at once (its other bytes deleted, the single spaces between kept)."""
+    letters = segment.rstrip(b" ").translate(None, _NOT_LETTERS_OR_SPACE)
+    return bytes(map((2).__le__, map(len, letters.split(b" "))))
+
+
+def _echoed(source: dict[int, int], n: int) -> bytes:
+    """1 for each of `n` tokens that a run in `source` holds: the runs' first tokens marked, then
+    spread over `NGRAM` tokens by shifts of one integer."""
+    marks = int.from_bytes(bytes(map(source.__contains__, range(n))), "little")
+    spread = marks
+    for k in range(1, NGRAM):
+        spread |= marks << (8 * k)
+    return spread.to_bytes(n + NGRAM, "little")[:n]
+
+
+def _last_stretch(echoed: bytes, most_after: int, gap: int) -> tuple[int, int] | None:
+    """The stretch of echoed tokens (gaps of at most `gap`) that ends the text, as (first, last): it
+    begins after the last run of more than `gap` unechoed tokens before its end (one `rfind`)."""
     last = echoed.rfind(1)
     if last < 0 or len(echoed) - 1 - last > most_after:
         return None
-    first = last
-    while True:  # back over gaps of at most `gap` tokens
-        k = echoed.rfind(1, 0, first)
-        if k < 0 or first - k - 1 > gap:
-            return first, last
-        first = k
-
-
-def _words_echoed(tokens: list[bytes], echoed: bytearray, first: int, last: int) -> int:
-    """Echoed tokens in `[first, last]` that are words (each distinct token tested once)."""
-    tested: dict[bytes, bool] = {}
-    words = 0
-    for token in compress(tokens[first : last + 1], echoed[first : last + 1]):
-        is_word = tested.get(token)
-        if is_word is None:
-            is_word = tested[token] = _is_word(token)
-        words += is_word
-    return words
+    cut = echoed.rfind(bytes(gap + 1), 0, last)
+    return (cut + gap + 1 if cut >= 0 else echoed.find(1)), last
