@@ -276,3 +276,34 @@ def test_a_long_region_of_dense_slots_is_grown_a_bounded_number_of_times(
     assert len(text) > 40_000
     assert _detect(text).flagged
     assert grows <= 3 * periods._REGION_TRIES * 3  # a few regions (screens), a few tries each
+
+
+def test_a_closing_phrase_written_before_is_ruled_out_before_the_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The last runs recur (the first check passes), but a stretch of 30 echoed words would also need
+    # a run 30 tokens before the end to recur: the second check rules the text out without a walk.
+    from degeneration_exporter.detectors.tandem import near_copies
+
+    closing = "and that is why we keep the old mill running every single winter"
+    text = (
+        f"{_LEAD}The town votes on it each spring, {closing}. The miller's daughter keeps the books now, "
+        f"and her figures show a small profit most years, mostly from flour sold at the Saturday market "
+        f"and from school visits in the autumn. Nobody expects it to make anyone rich, {closing}."
+    )
+    walks = 0
+    real_stretch = near_copies._stretch
+
+    def counting_stretch(*args: object, **kwargs: object) -> object:
+        nonlocal walks
+        walks += 1
+        return real_stretch(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(near_copies, "_stretch", counting_stretch)
+    params = TandemRepeatParams()
+    assert near_copies._last_runs_recur(FoldedText(text).folded.lower(), params)
+    assert not _detect(text).flagged
+    assert walks == 0
+    # The family itself still goes through both checks to the walk.
+    rows = "".join(_TEMPLATE.format(n=i, x=x) for i, x in enumerate(_ITEMS, 1))
+    assert _detect(_LEAD + rows[:-25]).flagged and walks >= 1

@@ -36,7 +36,9 @@ refrain, which people write; exact copies anywhere are covered by the other fami
 
 Cost: the runs that could be a stretch's last echo end in the last `NGRAM + gap + 1` tokens; each is
 one `bytes.find` in the period before it (whitespace is folded to single spaces, so a run of tokens
-is one byte string). A text none of whose last runs recurs costs a few C calls; only then are the
+is one byte string). A stretch of `min_near_copy_words` tokens also holds the tokens that many before
+the end, so a run there must recur too: a second few `find` calls (a clean text whose closing phrase
+was written before stops there). A text that fails either costs a few C calls; only then are the
 tokens of the last window walked in Python (Counter and zip in C, a loop over repeated runs only,
 each run's source found by bisection; word flags, echoed marks and the stretch by whole-buffer
 `translate`, integer shifts and `rfind`).
@@ -83,24 +85,45 @@ def _is_word(token: bytes) -> bool:
 
 def _last_runs_recur(lowered: bytes, params: TandemRepeatParams) -> bool:
     """Does any run that could be the last echo of a stretch reaching the end recur one copy back?
+    Those runs start in the last `_most_after + NGRAM` tokens."""
+    most_after = _most_after(params)
+    return _runs_recur(lowered, params, most_after + NGRAM, most_after + 1)
 
-    Those runs end in the last `_most_after + 1` tokens. Each holds one of the probes: three tokens
-    starting every second token from the first such run's start (a run of 4 holds the 3-token span
-    at its start or one on), so a run recurs only where a probe does: a few `find` calls for most
-    texts, then the 4-token runs around a probe that recurs."""
-    count = _most_after(params) + NGRAM  # tokens of those runs
+
+def _inner_runs_recur(lowered: bytes, params: TandemRepeatParams) -> bool:
+    """Does any run that must echo inside a long enough stretch recur one copy back?
+
+    A stretch holds `min_near_copy_words` tokens or more and ends within `_most_after` tokens of the
+    end, so every possible stretch holds the tokens `min_near_copy_words` before the end; of any
+    `gap + 1` of them in a row, one is echoed, in a run starting up to `NGRAM - 1` tokens before it.
+    A phrase that recurs at the very end of a clean text stops here, before the walk."""
+    words, gap = params.min_near_copy_words, params.max_near_copy_gap_words
+    if words <= _most_after(params) + gap:
+        return True  # those tokens are not in every possible stretch: nothing to rule out
+    return _runs_recur(lowered, params, words + NGRAM - 1, gap + NGRAM)
+
+
+def _runs_recur(lowered: bytes, params: TandemRepeatParams, count: int, starts: int) -> bool:
+    """Does a run starting among the first `starts` of the last `count` tokens recur one copy back
+    and hold two words?
+
+    Each such run holds one of the probes: three tokens starting every second token from the first
+    run's start (a run of 4 holds the 3-token span at its start or one on), so a run recurs only
+    where a probe does: a few `find` calls for most texts, then the 4-token runs around a probe that
+    recurs."""
     tail = lowered.rsplit(None, count)
     if len(tail) > count:  # folded whitespace is one space: the tokens start one byte after the head
         first, tokens = len(tail[0]) + 1, tail[1:]
     else:
         first, tokens = len(lowered) - len(lowered.lstrip()), tail
-    if len(tokens) < NGRAM:
+    last_start = min(starts - 1 - (count - len(tokens)), len(tokens) - NGRAM)  # fewer tokens: fewer runs
+    if last_start < 0:
         return False
     least, most = params.min_near_copy_unit_chars, params.max_period_bytes
     find = lowered.find
     lengths = list(map(len, tokens))
     at = first  # where the probe at token k starts
-    for k in range(0, len(tokens) - NGRAM + 2, 2):
+    for k in range(0, last_start + 2, 2):
         end = at + lengths[k] + lengths[k + 1] + lengths[k + 2] + 2
         if find(lowered[at:end], max(0, at - most), end - least) >= 0 and _run_recurs(
             lowered, tokens, k, at, least, most
@@ -134,7 +157,7 @@ def near_copies(t: FoldedText, params: TandemRepeatParams, ends_text: bool) -> N
     if not ends_text:
         return None  # more text may follow: the stretch is judged when the text ends
     lowered = t.folded.lower()
-    if not _last_runs_recur(lowered, params):
+    if not (_last_runs_recur(lowered, params) and _inner_runs_recur(lowered, params)):
         return None
     # The last two periods first: most stretches and their first copies lie within them; a stretch
     # that reaches back to the window's start is walked again over the whole text (a walk of the
