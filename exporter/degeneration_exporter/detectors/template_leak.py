@@ -6,13 +6,15 @@ Only content counts: the reasoning channel is never a leak, and `<think>`/`</thi
 by default (engines route them; only the osaurus gauntlet list has them). Tokens come as named
 families (`FAMILIES`), including the three osaurus lists under their own names and order. Reports
 every token's non-overlapping count and, as osaurus does, the first token in list order present.
-Scanning is one compiled alternation (C speed) and `str.find` per token only when it hits. Deltas keep
-a carry of (longest token - 1) code points, so a token split across any deltas is found and counted once.
+Scanning is one compiled alternation, nested by prefix (C speed), and `str.find` per token only when
+it hits. Deltas keep a carry of (longest token - 1) code points, so a token split across any deltas
+is found and counted once.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Literal
@@ -204,15 +206,30 @@ class LeakScan:
 _ANCHORED_TRIES = 64  # token starts tried one by one; past that, one regex search is cheaper
 
 
+def _trie(tokens: Sequence[str]) -> str:
+    """A regex matching where any of `tokens` starts, its branches nested by shared prefix.
+
+    Why: `re` tries a flat alternation's branches one by one at every `<` or `[`, so markup (500 `<`
+    in 4,000 characters) took ~240 µs a text; nested, a position costs one branch per character
+    read (~4x less). Only "does one start here" is asked, so a token that another token extends cuts
+    the longer one off."""
+    if "" in tokens:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for tok in tokens:
+        groups.setdefault(tok[0], []).append(tok[1:])
+    branches = [re.escape(first) + _trie(rest) for first, rest in sorted(groups.items())]
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
 class TokenScanner:
-    """A fixed token list: a compiled alternation says "any token here?", `str.find` then counts."""
+    """A fixed token list: a prefix-nested alternation says "any token here?", `str.find` then counts."""
 
     __slots__ = ("carry_chars", "firsts", "pattern", "tokens")
 
     def __init__(self, tokens: tuple[str, ...]) -> None:
         self.tokens = tokens
-        by_length = sorted(tokens, key=len, reverse=True)
-        self.pattern = re.compile("|".join(map(re.escape, by_length))) if tokens else None
+        self.pattern = re.compile(_trie(tokens)) if tokens else None
         self.carry_chars = max((len(tok) for tok in tokens), default=1) - 1
         # Every token starts with one of a few characters (`<`, `[`): most texts hold none of them, and
         # a memchr-speed `in` per character is cheaper than the alternation's pass.
