@@ -194,7 +194,9 @@ class Classifier:
         if len(looping) > 1:
             order = self._verdict_order
             looping.sort(key=lambda f: (f.channel != "content", order[f.detector]))
-        output_tokens = _output_tokens(record)
+        output_tokens = record.output_tokens
+        if output_tokens is None and record.token_ids is not None:
+            output_tokens = _output_tokens(record)
         ceiling = is_ceiling_hit(record.finish_reason, output_tokens, record.max_tokens)
         return _new_classification(
             _FLAGS[(bool(looping), bool(leaks), ceiling)],  # flags
@@ -347,17 +349,22 @@ def _output_tokens(record: Record) -> int | None:
 
 
 def _loop_span(finding: Finding, text_chars: int, reasoning_chars: int, tokens: int | None) -> LoopSpan:
-    length = text_chars if finding.channel == "content" else reasoning_chars
-    onset = finding.onset if finding.onset is not None else 0
-    onset = min(max(onset, 0), length)
+    channel = finding.channel
+    in_content = channel == "content"
+    length = text_chars if in_content else reasoning_chars
+    onset = finding.onset or 0  # clamped into [0, length], as min(max(onset, 0), length)
+    if onset < 0:
+        onset = 0
+    if onset > length:
+        onset = length
     after = length - onset
     fraction = onset / length if length else 0.0
     tokens_after = None
-    if tokens is not None and finding.channel == "content" and length and not reasoning_chars:
+    if tokens is not None and in_content and length and not reasoning_chars:
         # Proportional estimate: no tokenizer here, so tokens spent after the onset are scaled by chars.
         tokens_after = round(tokens * after / length)
     return _new_loop_span(
-        finding.channel,
+        channel,
         onset,
         finding.period,
         finding.unit,
