@@ -79,6 +79,13 @@ class FoldedText:
             index = self._folded_chars = _CharIndex(self.folded)
         return folded_at if index.ascii else index.chars(folded_at)
 
+    def ascii(self) -> bool:
+        """Whether the folded text is ASCII: then `chars` is the identity."""
+        index = self._folded_chars
+        if index is None:
+            index = self._folded_chars = _CharIndex(self.folded)
+        return index.ascii
+
     def original(self, folded_at: int) -> int:
         """The text's code-point offset where folded byte `folded_at` starts."""
         at = folded_at if self._same else self._raw_offset(folded_at)
