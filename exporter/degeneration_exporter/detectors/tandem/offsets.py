@@ -4,11 +4,14 @@ Why its own module: the screen works on folded bytes, findings speak in the text
 long text must not be walked in Python to convert a few offsets. Both maps use counts per 4 KiB
 block built once, then count within one block: continuation bytes (a `translate`) for code points;
 for folding, the *dropped* bytes (every byte of a digit or whitespace run after its first), marked
-in one mask built by big-integer shifts (`int.from_bytes`) and counted with `bytes.count`, so a
-folded offset is a short fixed-point search over counts instead of a regex walk over runs.
+in one mask built by big-integer shifts (`int.from_bytes`), whose kept bytes `bytes.count` counts,
+so a folded offset is a few steps forward from the last one asked, each counting only the bytes
+stepped over, instead of a regex walk over runs.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_right
 
 from .periods import fold_translated, translate_for_folding
 
@@ -21,7 +24,6 @@ _FIXPOINT_STEPS = 8  # then bisect: dense short runs make the fixed point creep
 # After `translate_for_folding`: 1 for a folded digit, 2 for a folded space, 0 for anything else; a
 # byte is dropped when it shares a bit with the byte before it.
 _RUN_KIND = bytes(1 if i == 0x30 else 2 if i == 0x20 else 0 for i in range(256))
-_ONE = bytes(0 if i == 0 else 1 for i in range(256))  # any mark to 1
 
 
 def _continuations(piece: bytes) -> int:
@@ -59,8 +61,9 @@ class FoldedText:
         self._folded_chars: _CharIndex | None = None  # built on the first offset asked (clean text asks none)
         self._raw_chars: _CharIndex | None = None
         self._same = len(self.raw) == len(self.folded)  # nothing shrank: byte offsets agree
-        self._dropped: bytes = b""  # 1 per raw byte that folding drops, 0 per byte it keeps
-        self._dropped_before: list[int] = []  # dropped bytes before each block
+        self._marks = b""  # per raw byte: 0 when folding keeps it
+        self._kept_before: list[int] = []  # kept raw bytes before each block
+        self._last = (0, 0)  # the last raw offset found, and the kept bytes before it
         self._trailing: int | None = None
 
     def trailing_space(self) -> int:
@@ -74,52 +77,65 @@ class FoldedText:
         index = self._folded_chars
         if index is None:
             index = self._folded_chars = _CharIndex(self.folded)
-        return index.chars(folded_at)
+        return folded_at if index.ascii else index.chars(folded_at)
+
+    def ascii(self) -> bool:
+        """Whether the folded text is ASCII: then `chars` is the identity."""
+        index = self._folded_chars
+        if index is None:
+            index = self._folded_chars = _CharIndex(self.folded)
+        return index.ascii
 
     def original(self, folded_at: int) -> int:
         """The text's code-point offset where folded byte `folded_at` starts."""
+        at = folded_at if self._same else self._raw_offset(folded_at)
         index = self._raw_chars
         if index is None:
             index = self._raw_chars = _CharIndex(self.raw)
-        return index.chars(self._raw_offset(folded_at))
+        return at if index.ascii else index.chars(at)
 
     def _raw_offset(self, folded_at: int) -> int:
-        """The raw byte of the `folded_at`-th kept byte: the least `x` with `x - dropped(x) ==
-        folded_at`, found by the fixed point `x = folded_at + dropped(x)` (or bisection), then
-        past the dropped bytes of a run it may land in."""
-        if self._same:
-            return folded_at
+        """The raw byte of the `folded_at`-th kept byte: from a raw byte `x` with `kept(x)` kept
+        bytes before it, where `kept(x) <= folded_at`, the answer is at least `folded_at - kept(x)`
+        bytes on; so step there and count the kept bytes stepped over, until none is missing (or
+        bisect, when dense runs make the steps creep). Then the first kept byte from there on (the
+        steps may stop inside a run's dropped bytes). The walk starts at the last answer when it lies
+        before, else at the block holding the answer: the offsets asked of one text mostly rise, a
+        few copies apart, so the counts cover only the bytes between."""
         if folded_at >= len(self.folded):
             return len(self.raw)
-        if not self._dropped:
-            self._index()
-        x = folded_at
+        marks = self._marks or self._index()
+        x, kept = self._last
+        if kept > folded_at or folded_at - kept > _BLOCK:
+            k = bisect_right(self._kept_before, folded_at) - 1
+            x, kept = k * _BLOCK, self._kept_before[k]
         for _ in range(_FIXPOINT_STEPS):
-            y = folded_at + self._dropped_count(x)
-            if y == x:
+            if kept == folded_at:
                 break
+            y = x + folded_at - kept
+            kept += marks.count(b"\x00", x, y)
             x = y
         else:
-            lo, hi = x, folded_at + self._dropped_before[-1]  # the answer lies in [lo, hi]
+            lo, hi = x, len(marks)  # the least byte with `folded_at` kept bytes before it is in [lo, hi]
             while lo < hi:
                 mid = (lo + hi) // 2
-                if mid - self._dropped_count(mid) < folded_at:
+                if kept + marks.count(b"\x00", x, mid) < folded_at:
                     lo = mid + 1
                 else:
                     hi = mid
             x = lo
-        dropped = self._dropped
-        return dropped.find(b"\x00", x) if dropped[x] else x
+        x = marks.find(b"\x00", x)
+        self._last = (x, folded_at)
+        return x
 
-    def _dropped_count(self, at: int) -> int:
-        k = at // _BLOCK
-        return self._dropped_before[k] + self._dropped.count(b"\x01", k * _BLOCK, at)
-
-    def _index(self) -> None:
+    def _index(self) -> bytes:
+        """Per raw byte, non-zero when folding drops it (see `_RUN_KIND`), and the kept bytes before
+        each block."""
         n = len(self._translated)
         kind = int.from_bytes(self._translated.translate(_RUN_KIND), "little")
-        self._dropped = (kind & (kind << 8)).to_bytes(n + 1, "little")[:n].translate(_ONE)
+        self._marks = marks = (kind & (kind << 8)).to_bytes(n + 1, "little")
         before = [0]
-        for i in range(0, n, _BLOCK):
-            before.append(before[-1] + self._dropped.count(b"\x01", i, i + _BLOCK))
-        self._dropped_before = before
+        for i in range(_BLOCK, n, _BLOCK):
+            before.append(before[-1] + marks.count(b"\x00", i - _BLOCK, i))
+        self._kept_before = before
+        return marks

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from ..base import per_params
+from ..base import per_params, slots_builder
 from .near_copies import near_copies
 from .offsets import FoldedText
 from .onset import reader_onset
@@ -42,6 +42,9 @@ class Loop:
     unit: str  # one copy, from the original text
 
 
+_new_loop = slots_builder(Loop)  # `Loop(...)` without the frozen `__init__`'s cost (a found loop builds two)
+
+
 def _exact_numbers(nums: list[int], per_copy: int) -> bool:
     return per_copy == 0 or nums[per_copy:] == nums[:-per_copy]
 
@@ -64,10 +67,9 @@ def _counting_start(nums: list[int], per_copy: int, min_terms: int) -> int | Non
     return None
 
 
-def _char_start(b: bytes, rep: Repeat) -> int:
+def _char_start(b: bytes, start: int, end: int) -> int:
     """Where a repeat's judged copies begin: its start, moved onto a whole character."""
-    start = rep.start
-    while start < rep.end and (b[start] & 0xC0) == 0x80:
+    while start < end and (b[start] & 0xC0) == 0x80:
         start += 1
     return start
 
@@ -85,7 +87,7 @@ def _letters_and_spaces(unit_bytes: bytes, unit: str) -> tuple[int, int]:
 def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
     """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
     b = t.folded
-    start = _char_start(b, rep)
+    start = _char_start(b, rep.start, rep.end)
     c_start, c_stop = t.chars(start), t.chars(rep.stop)
     period = t.chars(start + rep.period) - c_start
     if period <= 0:
@@ -141,7 +143,7 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
     # measured on the second copy when there is one: the first may begin in the lead-in's spacing.
     first = start + rep.period if start + 2 * rep.period <= rep.end else start
     text_period = max(1, t.original(first + rep.period) - t.original(first))
-    return Loop(family, onset, t.original(rep.end), text_period, round(copies, 3), "")
+    return _new_loop(family, onset, t.original(rep.end), text_period, round(copies, 3), "")
 
 
 @per_params
@@ -161,24 +163,41 @@ def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text
     """The earliest loop among a repeat's exact stretches and the whole (slots bridged; on a tie, the
     first in that order), judging as few as that takes.
 
-    A piece's onset is never before `t.original(start)` of its start on a whole character, and that
-    offset rises strictly with the start: so the pieces are judged by start, and the judging stops
-    once no piece left can start a loop earlier than the best one found."""
+    In an ASCII text (code points are bytes) the stretches with too few copies for any family, most
+    of them, are dropped first by `_judge`'s own first test, from their three numbers. A piece's
+    onset is never before `t.original(start)` of its start on a whole character, and that offset
+    rises strictly with the start: so the pieces are judged by start, and the judging stops once no
+    piece left can start a loop earlier than the best one found."""
     if not rep.slot_bytes:
         return _judge(t, rep, params, ends_text)
-    pieces = (*rep.exact_pieces(), rep)
+    spans = [*rep.pieces, (rep.start, rep.stop, rep.period)]
+    ends = [stop + p for _, stop, p in rep.pieces]
+    ends.append(rep.end)
     b = t.folded
-    starts = [_char_start(b, r) for r in pieces]
+    if t.ascii():
+        min_copies = params.min_copies
+        tail = len(b) - _END_SLACK_BYTES - t.trailing_space() if ends_text else len(b) + 1  # reaches the end
+        todo = [
+            i
+            for i, (a, stop, p) in enumerate(spans)
+            if p > 0 and ((stop - a) / p + 1.0 >= min_copies or ends[i] >= tail)
+        ]
+    else:
+        todo = list(range(len(spans)))
+    starts = [_char_start(b, spans[i][0], ends[i]) for i in todo]
     if all(at < len(b) and (b[at] & 0xC0) != 0x80 for at in starts):
         keys = starts  # ordered as the offsets are; converted only when compared with a found onset
     else:
         keys = [t.original(at) for at in starts]
     best: Loop | None = None
     best_i = 0
-    for i in sorted(range(len(pieces)), key=lambda i: (keys[i], i)):
-        if best is not None and (t.original(starts[i]), i) > (best.onset, best_i):
+    for j in sorted(range(len(todo)), key=lambda j: (keys[j], todo[j])):
+        i = todo[j]
+        if best is not None and (t.original(starts[j]), i) > (best.onset, best_i):
             break  # every piece left starts its loop, if any, after the best one
-        loop = _judge(t, pieces[i], params, ends_text)
+        a, stop, p = spans[i]
+        piece = rep if i == len(spans) - 1 else Repeat(a, stop, p, 0, p)
+        loop = _judge(t, piece, params, ends_text)
         if loop is not None and (best is None or (loop.onset, i) < (best.onset, best_i)):
             best, best_i = loop, i
     return best
@@ -194,7 +213,7 @@ def _near_copy_loop(t: FoldedText, params: TandemRepeatParams, ends_text: bool) 
         return None
     onset, end = t.original(found.start), t.original(found.end)
     period = max(1, t.original(found.start + found.period) - onset)
-    return Loop("near_copies", onset, end, period, round((end - onset) / period, 3), "")
+    return _new_loop("near_copies", onset, end, period, round((end - onset) / period, 3), "")
 
 
 def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) -> Loop | None:
@@ -225,4 +244,5 @@ def find_loop(text: str, params: TandemRepeatParams, *, ends_text: bool = True) 
         onset = first.start() if first else best.onset
     else:
         onset = reader_onset(text, best.onset, best.period)
-    return Loop(best.family, onset, best.end, best.period, best.copies, text[onset : onset + best.period])
+    unit = text[onset : onset + best.period]
+    return _new_loop(best.family, onset, best.end, best.period, best.copies, unit)
