@@ -58,22 +58,7 @@ def _finding(loop: Loop | None, text_length: int, offset: int = 0) -> Finding:
 
 
 def _coverage(covered: int, text_length: int) -> float:
-    return min(1.0, _round4(covered / text_length)) if text_length else 0.0
-
-
-def _round4(x: float) -> float:
-    """`round(x, 4)`, the same float, without its decimal conversion for a fraction in (0, 1].
-
-    Why: `round(x, 4)` formats and parses decimal digits (~0.4 µs). For 0 < x <= 1, `x * 10000` is
-    within 2e-12 of the exact product, so rounding it to an integer k gives round's digits unless
-    the product is that close to a half (then `round` decides), and `k / 10000` is the float
-    nearest k·10⁻⁴, which is what `round` returns."""
-    scaled = x * 10000.0
-    whole = int(scaled)
-    rest = scaled - whole  # exact: float minus its integer part
-    if not 0.0 < x <= 1.0 or -1e-9 < rest - 0.5 < 1e-9:
-        return round(x, 4)
-    return (whole + (rest > 0.5)) / 10000
+    return min(1.0, round(covered / text_length, 4)) if text_length else 0.0
 
 
 def detect_tandem_repeat(inp: DetectorInput, params: TandemRepeatParams) -> Finding:
