@@ -9,10 +9,11 @@ from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.classification.result import Classification, LoopSpan
 from degeneration_exporter.detectors.base import DetectorInput, Finding, slots_builder
 from degeneration_exporter.detectors.tandem.periods import Repeat
+from degeneration_exporter.detectors.tandem.verdict import Loop
 from degeneration_exporter.record import FinishReason, Record
 
 
-@pytest.mark.parametrize("cls", [Classification, LoopSpan, Finding, DetectorInput, Repeat])
+@pytest.mark.parametrize("cls", [Classification, LoopSpan, Finding, DetectorInput, Repeat, Loop])
 def test_builder_equals_the_dataclass_init(cls: type) -> None:
     names = [f.name for f in fields(cls)]
     values = [object() for _ in names]
@@ -20,6 +21,19 @@ def test_builder_equals_the_dataclass_init(cls: type) -> None:
     made = cls(*values)
     assert type(built) is cls
     assert all(getattr(built, name) is getattr(made, name) for name in names)
+
+
+def test_a_class_whose_layout_the_twin_cannot_copy_is_built_through_its_slots() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Base:
+        x: int
+
+    @dataclass(frozen=True, slots=True)
+    class Derived(Base):  # inherited slots: a plain twin with both names has another layout
+        y: int
+
+    built = slots_builder(Derived)(1, 2)
+    assert type(built) is Derived and built == Derived(1, 2)
 
 
 def test_builder_refuses_a_post_init() -> None:
