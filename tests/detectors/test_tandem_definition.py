@@ -307,3 +307,39 @@ def test_a_closing_phrase_written_before_is_ruled_out_before_the_walk(
     # The family itself still goes through both checks to the walk.
     rows = "".join(_TEMPLATE.format(n=i, x=x) for i, x in enumerate(_ITEMS, 1))
     assert _detect(_LEAD + rows[:-25]).flagged and walks >= 1
+
+
+# --- the screen always ends ----------------------------------------------------------------------------
+
+_DRIFTING_ROWS = (  # short rows with names and cut rows: each slot let the local period fall by a few bytes
+    "ab 0 cd 1 aUnited Statesb 2 cd 1 aA1 cd 6 ab 3 cd 1 ab 0 cd 3ce ab 6 cd 7 7 cd 4 ab 5 cd 8Zürich ab 1 "
+    "cd 3 ab 4 cd ab 8 cd 2 ab 1b 2 cd 3 cd 7 ab 8 cd 7 ab 0cdab 2 ab 2 cd 0 ab 0 cd 6 ab 5 cd "
+)
+
+
+def test_a_bridged_repeat_keeps_every_local_period_long_enough_to_hold_a_slot() -> None:
+    # With slots up to 24 bytes, each resync in these rows found the next copy a little earlier, the
+    # local period fell below zero and the screen never ended (memory grew until it ran out). Every
+    # local period must hold a slot and more, as the unit's own period must.
+    import signal
+
+    from degeneration_exporter.detectors.tandem.periods import short_repeats
+    from degeneration_exporter.detectors.tandem.verdict import _evidence
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("the screen did not end")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, 5)
+    try:
+        for max_slot in (12, 24):
+            params = TandemRepeatParams(max_slot_chars=max_slot)
+            for text in (_DRIFTING_ROWS, _DRIFTING_ROWS * 3, _LEAD + _DRIFTING_ROWS):
+                folded = fold_numbers(text.encode())
+                for rep in short_repeats(folded, _evidence(params), max_slot):
+                    if rep.slot_bytes:
+                        assert all(p >= 2 * max_slot for p in rep.periods), rep
+                detect_tandem_repeat(DetectorInput(text), params)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

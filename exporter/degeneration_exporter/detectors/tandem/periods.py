@@ -208,6 +208,11 @@ def _grow(b: bytes, at: int, p: int, max_slot: int) -> Repeat:
     pieces = [(start, stop, p)]
     q = p  # the local period: a slot of another length shifts the copies after it
     while True:
+        if at - k < 2 * max_slot:
+            # As for `p`: a local period must hold a slot and more. Without this, in rows of a short
+            # unit each resync could find the next copy a little earlier, the period fell to zero
+            # and below, and the loop never ended.
+            break
         gap, shift = k - stop, at - k - q
         slots += gap + abs(shift)
         q = at - k
