@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from operator import sub
 
 from rapidfuzz.distance import Indel
 
@@ -49,7 +48,6 @@ _HEAD_REACH = 3
 _LOOKBACK = 64  # a window's scan starts this far before it: a match may begin before the window
 _MAX_STEPS = 64  # copies walked back at most (bounds the cost on a very long loop)
 _SIMILARITY = Indel.normalized_similarity
-_MATCH_START = re.Match.start
 _MATCH_END = re.Match.end
 
 
@@ -59,19 +57,14 @@ class _Boundaries:
 
     Why: the steps look at overlapping windows (the first copy's start, near copies, an interrupted
     copy, the opening); a scan per window, filtered in Python, read the same characters up to four
-    times. A window's positions are those a scan of it from `_LOOKBACK` characters before it finds:
-    where a match of the pattern ends, 0 included. A match does not depend on where a scan starts
-    (no line or sentence match starts inside another), so one longer scan finds the same ones, but
-    for a match over `_LOOKBACK` characters long (64 blanks) starting before the window's scan: kept
-    in `_long`, to be left out. A run of blanks ends in one place wherever a scan of it starts, so
-    words leave nothing out."""
+    times. A window's positions are where a match of the pattern ends, 0 included; no match starts
+    inside another, so one longer scan finds each window's."""
 
-    __slots__ = ("_end", "_ends", "_kind", "_lo", "_long", "_text")
+    __slots__ = ("_end", "_ends", "_kind", "_lo", "_text")
 
     def __init__(self, kind: re.Pattern[str], text: str, lo: int, end: int) -> None:
         self._kind, self._text, self._end = kind, text, end  # `end`: past every window's last position
         self._ends: list[int] = []
-        self._long: list[tuple[int, int]] = []  # (start, end) of the matches over `_LOOKBACK` long
         self._lo = 0  # scanned from here
         self._scan(max(0, lo))
 
@@ -79,26 +72,18 @@ class _Boundaries:
         """Boundary positions in [lo, hi], ascending (0 counts as one), `hi` before `end`."""
         if hi < lo:
             return []  # an empty window (a loop near the text's start looks back before it)
-        scan_from = lo - _LOOKBACK if lo > _LOOKBACK else 0
+        scan_from = lo - _LOOKBACK if lo > _LOOKBACK else 0  # a match ending in the window begins before
         if scan_from < self._lo:
             self._scan(max(0, min(scan_from, 2 * self._lo - self._end)))
         ends = self._ends
         found = ends[bisect_left(ends, lo) : bisect_right(ends, hi)]
-        if self._long:
-            cut = {end for start, end in self._long if start < scan_from}
-            found = [end for end in found if end not in cut]
         if lo <= 0:
             found.insert(0, 0)
         return found
 
     def _scan(self, lo: int) -> None:
-        """Every match from `lo` on: its end, and its span when it is long (C calls but for those)."""
-        matches = list(self._kind.finditer(self._text, lo, self._end))
-        self._ends = list(map(_MATCH_END, matches))
-        self._long = []
-        lengths = map(sub, self._ends, map(_MATCH_START, matches))
-        if self._kind is not _WORD and max(lengths, default=0) > _LOOKBACK:
-            self._long = [m.span() for m in matches if m.end() - m.start() > _LOOKBACK]
+        """The end of every match from `lo` on (C calls)."""
+        self._ends = list(map(_MATCH_END, self._kind.finditer(self._text, lo, self._end)))
         self._lo = lo
 
 
