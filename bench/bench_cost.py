@@ -14,15 +14,25 @@ Texts are real: dev-set replies of each length (labelled clean or loop), and for
 whole clean texts joined to 100k+ characters (those the verdict calls clean), with and without a loop
 running to the end.
 
-Run: `.venv/bin/python bench/bench_cost.py [--repeat 5] [--shared PATH]`; copy the table into
-docs/benchmarks.md, section "Default verdict cost".
+With `--base DIR` (another checkout's `exporter` folder, e.g. a `git worktree` of an older commit),
+that tree's classifier is loaded into the same process under another package name and timed
+interleaved with this one and Relax's scan, the order alternating: a before/after comparison that
+machine load moves far less than two separate runs (cells of separate runs moved by up to ±40% on
+the shared 2-core machine).
+
+Run: `.venv/bin/python bench/bench_cost.py [--repeat 5] [--shared PATH] [--base DIR]`; copy the table
+into docs/benchmarks.md, section "Default verdict cost".
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 import json
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -104,11 +114,56 @@ def paired(
     return a, b
 
 
+def load_base(exporter_dir: Path) -> Callable[[str], object]:
+    """The other tree's `Classifier().classify` on a text (a LENGTH record), its package copied under
+    the name `degeneration_exporter_base` (the package imports itself relatively only)."""
+    root = Path(tempfile.mkdtemp(prefix="bench-cost-base-"))
+    shutil.copytree(exporter_dir / "degeneration_exporter", root / "degeneration_exporter_base")
+    sys.path.insert(0, str(root))
+    classify_module = importlib.import_module("degeneration_exporter_base.classification.classify")
+    record_module = importlib.import_module("degeneration_exporter_base.record")
+    classifier = classify_module.Classifier()
+    record_type, length = record_module.Record, record_module.FinishReason.LENGTH
+
+    def classify(text: str) -> object:
+        return classifier.classify(record_type(text=text, finish_reason=length))
+
+    return classify
+
+
+def compared(
+    ours: Callable[[Any], object],
+    base: Callable[[str], object],
+    relax: Callable[[str], object],
+    texts: Sequence[str],
+    repeat: int,
+) -> tuple[float, float, float]:
+    """Best time of ours, the base tree's and Relax's over the same texts, interleaved, order alternating.
+    The base tree builds its own records inside the timed call: a record costs well under a µs."""
+    records = [Record(text=t, finish_reason=FinishReason.LENGTH) for t in texts]
+    best = [float("inf")] * 3
+    runs: list[tuple[int, Callable[[Any], object], Sequence[Any]]] = [
+        (0, ours, records),
+        (1, base, texts),
+        (2, relax, texts),
+    ]
+    for i in range(repeat):
+        for k, fn, items in runs if i % 2 == 0 else runs[::-1]:
+            best[k] = min(best[k], best_seconds(fn, items, 1))
+    return best[0], best[1], best[2]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--repeat", type=int, default=5, help="timing runs per cell (best is kept)")
     ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared material folder")
+    ap.add_argument(
+        "--base", type=Path, help="another checkout's exporter/ folder, timed in this process for comparison"
+    )
     args = ap.parse_args(argv)
+    if args.base is not None:
+        compare(args)
+        return
     classifier = Classifier()
 
     def default(record: Record) -> Classification:
@@ -140,6 +195,34 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"incremental verdict, µs per {DELTA_CHARS}-char delta: after 10 kB {early:.2f}, after 200 kB "
         f"{late:.2f} (ratio {late / early:.2f})"
     )
+
+
+def compare(args: argparse.Namespace) -> None:
+    """The `--base` table: this tree against the other, each as a ratio to Relax's scan."""
+    classifier = Classifier()
+    base = load_base(args.base)
+
+    def relax(text: str) -> object:
+        return scan_repetition(text).hit_intervals
+
+    print("| class | texts | base µs | this µs | Relax µs | base ratio | this ratio | this / base |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    short = [0.0, 0.0, 0]
+    for name, texts in inputs(args.shared).items():
+        repeat = args.repeat if not name.startswith("long") else max(3, args.repeat // 3)
+        ours, theirs, zlib_scan = (
+            s / len(texts) * 1e6 for s in compared(classifier.classify, base, relax, texts, repeat)
+        )
+        if name.startswith("short"):
+            short[0] += ours * len(texts)
+            short[1] += theirs * len(texts)
+            short[2] += len(texts)
+        cells = [f"{v:,.1f}" for v in (theirs, ours, zlib_scan)]
+        ratios = f"{theirs / zlib_scan:.2f} | {ours / zlib_scan:.2f} | {ours / theirs:.2f}"
+        print(f"| {name} | {len(texts)} | " + " | ".join(cells) + f" | {ratios} |")
+    n = short[2]
+    base_rate, this_rate = n / short[1] * 1e6, n / short[0] * 1e6
+    print(f"\nshort replies per second, one core: base {base_rate:,.0f}, this {this_rate:,.0f}")
 
 
 if __name__ == "__main__":
