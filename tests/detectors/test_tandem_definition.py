@@ -343,3 +343,17 @@ def test_a_bridged_repeat_keeps_every_local_period_long_enough_to_hold_a_slot() 
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("sep", [" ", ",", "\n", ", "])
+def test_a_counting_run_of_exactly_the_minimum_numbers_is_a_loop_and_one_fewer_is_not(sep: str) -> None:
+    # One-byte separators fold 30 numbers to 59 bytes, of which a repeat of period 2 repeats 57: the
+    # screen's least repeated material follows from the counting family's own minimum, not only
+    # from the 60 characters of the other families.
+    terms = DEFAULT.min_counting_terms
+    run = sep.join(str(i) for i in range(1, terms + 1))
+    f = _detect(f"{_LEAD}The list you asked for: {run}")
+    assert f.flagged and f.details["family"] == "counting"
+    assert f.onset == len(f"{_LEAD}The list you asked for: ")
+    shorter = sep.join(str(i) for i in range(1, terms))
+    assert not _detect(f"{_LEAD}The list you asked for: {shorter}").flagged

@@ -148,10 +148,21 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
 
 @per_params
 def _evidence(params: TandemRepeatParams) -> Evidence:
-    """The screens' targets: a code point is at least one byte, so character minimums are byte minimums."""
+    """The screens' targets: the least repeated material of any family the screens find, each from
+    its own minimums (a code point is at least one byte, so character minimums are byte minimums).
+
+    - `repeat`, `slotted`: `min_repeated_chars`.
+    - `cut_off`: `min_tail_repeated_chars`, and `min_tail_fraction` of a unit of `min_tail_unit_chars`.
+    - `counting`: `min_counting_terms` numbers with one-byte separators fold to `0s0s…0`, `2T - 1`
+      bytes, of which a repeat of period 2 repeats `2T - 3` (30 numbers: 57 bytes, under 60).
+    - `symbols`: `min_symbol_chars` in at least `min_copies` copies, of which all but one are repeated.
+    """
     tail_unit = max(params.min_tail_unit_chars, params.short_period_bytes)
+    cut_off = max(params.min_tail_repeated_chars, int(params.min_tail_fraction * params.min_tail_unit_chars))
+    counting = 2 * params.min_counting_terms - 3
+    symbols = int(params.min_symbol_chars * (params.min_copies - 1) / params.min_copies)
     return Evidence(
-        repeated=min(params.min_repeated_chars, params.min_tail_repeated_chars),
+        repeated=max(1, min(params.min_repeated_chars, cut_off, counting, symbols)),
         copies=min(params.min_copies, params.min_copies_slotted),
         tail_repeated=max(params.min_tail_repeated_chars, int(params.min_tail_fraction * tail_unit)),
         short_period=params.short_period_bytes,
