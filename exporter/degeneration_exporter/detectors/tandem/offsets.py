@@ -120,8 +120,9 @@ class FoldedText:
         bytes on; so step there and count the kept bytes stepped over, until none is missing (or
         bisect, when dense runs make the steps creep). Then the first kept byte from there on (the
         steps may stop inside a run's dropped bytes). The walk starts at the last answer when it lies
-        before, else at the block holding the answer: the offsets asked of one text mostly rise, a
-        few copies apart, so the counts cover only the bytes between."""
+        before, else at the last block counted before the answer: the offsets asked of one text mostly
+        rise, a few copies apart, so the counts cover only the bytes between; the mask grows when a
+        step passes its head."""
         if folded_at >= len(self.folded):
             return len(self.raw)
         x, kept = self._last
@@ -158,8 +159,8 @@ class FoldedText:
         return at
 
     def _index(self, need: int) -> bytes:
-        """Marks (see `_RUN_KIND`) over a head of at least `need` raw bytes, twice the last head or a
-        block at least (the whole text ends with one kept byte past it), and the kept bytes before
+        """Marks (see `_RUN_KIND`) over a head of twice `need` raw bytes, twice the last head and
+        `_HEAD` at least (the whole text ends with one kept byte past it), and the kept bytes before
         each block of the head."""
         n = len(self._translated)
         size = min(n, max(2 * need, 2 * len(self._marks), _HEAD))
