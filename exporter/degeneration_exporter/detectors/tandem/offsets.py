@@ -42,18 +42,17 @@ class _CharIndex:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.ascii = data.isascii()
-        self._before: list[int] | None = None  # continuation bytes before each block
+        self._before = [0]  # continuation bytes before each block, counted up to the last one asked
 
     def chars(self, at: int) -> int:
         if self.ascii:
             return at
-        data = self.data
-        if self._before is None:
-            self._before = [0]
-            for i in range(0, len(data), _BLOCK):
-                self._before.append(self._before[-1] + _continuations(data[i : i + _BLOCK]))
+        data, before = self.data, self._before
         k = at // _BLOCK
-        return at - self._before[k] - _continuations(data[k * _BLOCK : at])
+        while len(before) <= k:  # a loop's offsets mostly lie early: the blocks after are not counted
+            i = (len(before) - 1) * _BLOCK
+            before.append(before[-1] + _continuations(data[i : i + _BLOCK]))
+        return at - before[k] - _continuations(data[k * _BLOCK : at])
 
 
 class FoldedText:
