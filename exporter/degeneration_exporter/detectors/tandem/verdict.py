@@ -28,6 +28,7 @@ _SPACE = re.compile(r"\s")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # what `_LETTER` matches in ASCII
 _ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "  # ... and `_SPACE`
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
+_CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,48 +85,81 @@ def _letters_and_spaces(unit_bytes: bytes, unit: str) -> tuple[int, int]:
     return len(_LETTER.findall(unit)), len(_SPACE.findall(unit))
 
 
-def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bool) -> Loop | None:
-    """The family `rep` belongs to, with its raw onset (the exact repeat's start), or None."""
+def _continuations(piece: bytes) -> int:
+    return len(piece) - len(piece.translate(None, _CONTINUATION))
+
+
+def _chars_between(b: bytes, start: int, stop: int) -> int:
+    """Code points of `b` before `stop` less those before `start` (`FoldedText.chars`, both counted
+    over the bytes between only: a few copies, not the text's head)."""
+    if start <= stop:
+        return stop - start - _continuations(b[start:stop])
+    return stop - start + _continuations(b[stop:start])
+
+
+def _judged(
+    t: FoldedText,
+    span: tuple[int, int, int, int, int],
+    params: TandemRepeatParams,
+    ends_text: bool,
+) -> tuple[Loop, int] | None:
+    """The family of a repeat's (start, stop, period, end, slot bytes), with its raw onset (the exact
+    repeat's start), or None; and the folded byte that onset converts (a character's start, as the
+    judged copies begin, unless the repeat holds none: then onsets compare as these bytes do).
+
+    Copies and lengths are counted in code points over the repeat's own bytes (in an ASCII text, bytes
+    are code points), so a repeat with too few copies is dropped before any offset is converted."""
     b = t.folded
-    start = _char_start(b, rep.start, rep.end)
-    c_start, c_stop = t.chars(start), t.chars(rep.stop)
-    period = t.chars(start + rep.period) - c_start
+    start, stop, p, end, slot_bytes = span
+    ascii_text = t.ascii()
+    if ascii_text:
+        period, repeated = p, stop - start
+    else:
+        start = _char_start(b, start, end)
+        period = _chars_between(b, start, start + p)
+        repeated = _chars_between(b, start, stop)
     if period <= 0:
         return None
-    repeated = c_stop - c_start
     copies = repeated / period + 1.0
-    reaches_end = ends_text and len(b) - rep.end <= _END_SLACK_BYTES + t.trailing_space()
+    reaches_end = ends_text and len(b) - end <= _END_SLACK_BYTES + t.trailing_space()
     if copies < params.min_copies and not reaches_end:
         return None  # too few copies for any family: most repeated phrases of clean text stop here
-    unit_bytes = b[start : start + rep.period]
-    unit_folded = unit_bytes.decode("utf-8", "ignore")
-    if unit_folded.isspace() or not unit_folded:
-        return None  # whitespace padding
-    letters, spaces = _letters_and_spaces(unit_bytes, unit_folded)
-    per_copy = unit_folded.count("0")
-    wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (
-        len(unit_folded) - spaces
-    )
-    # The numbers matter only for a unit that is not words with numbers (a table row, a counter).
-    region = (t.original(start), t.original(rep.end)) if per_copy and not wordy else (0, 0)
-    nums = [int(x) for x in _NUMBER.findall(t.text, *region)] if per_copy and not wordy else []
-    exact = wordy or _exact_numbers(nums, per_copy)
+    unit_bytes = b[start : start + p]
+    if ascii_text:  # code points are bytes: counted without decoding
+        size = len(unit_bytes)
+        letters = size - len(unit_bytes.translate(None, _ASCII_LETTERS))
+        spaces = size - len(unit_bytes.translate(None, _ASCII_SPACES))
+        per_copy = unit_bytes.count(b"0")
+    else:
+        unit_folded = unit_bytes.decode("utf-8", "ignore")
+        size = len(unit_folded)
+        letters, spaces = _letters_and_spaces(unit_bytes, unit_folded)
+        per_copy = unit_folded.count("0")
+    if spaces == size:
+        return None  # whitespace padding (or no whole character)
+    wordy = letters >= params.min_slot_letters and letters >= params.min_slot_letter_share * (size - spaces)
+    nums: list[int] = []
+    exact = True
+    if per_copy and not wordy:
+        # The numbers matter only for a unit that is not words with numbers (a table row, a counter).
+        nums = [int(x) for x in _NUMBER.findall(t.text, t.original(start), t.original(end))]
+        exact = _exact_numbers(nums, per_copy)
     family: Family | None = None
     if not exact:
         counting = _counting_start(nums, per_copy, params.min_counting_terms)
         if period <= params.max_counting_unit_chars and counting is not None:
             family = "counting"
-            start += counting * rep.period  # folded copies of a counting run have one length
+            start += counting * p  # folded copies of a counting run have one length
             copies -= counting
     elif not letters:
-        visible = len(b[start : rep.end].strip().decode("utf-8", "ignore"))  # the rule, not the space around
+        visible = len(b[start:end].strip().decode("utf-8", "ignore"))  # the rule, not the space around
         if visible >= params.min_symbol_chars and copies >= params.min_copies:
             family = "symbols"
-    elif rep.slot_bytes:
+    elif slot_bytes:
         if (
             copies >= params.min_copies_slotted
             and repeated >= params.min_repeated_chars
-            and rep.slot_bytes <= params.max_slot_fraction * (rep.stop - rep.start)
+            and slot_bytes <= params.max_slot_fraction * (stop - span[0])
         ):
             family = "slotted"
     elif copies >= params.min_copies and repeated >= params.min_repeated_chars:
@@ -141,9 +175,9 @@ def _judge(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text: bo
     onset = t.original(start)
     # One copy in the text's own code points (folded spacing and numbers are shorter than the text's),
     # measured on the second copy when there is one: the first may begin in the lead-in's spacing.
-    first = start + rep.period if start + 2 * rep.period <= rep.end else start
-    text_period = max(1, t.original(first + rep.period) - t.original(first))
-    return _new_loop(family, onset, t.original(rep.end), text_period, round(copies, 3), "")
+    first = start + p if start + 2 * p <= end else start
+    text_period = max(1, t.original(first + p) - t.original(first))
+    return _new_loop(family, onset, t.original(end), text_period, round(copies, 3), ""), start
 
 
 @per_params
@@ -174,43 +208,46 @@ def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text
     """The earliest loop among a repeat's exact stretches and the whole (slots bridged; on a tie, the
     first in that order), judging as few as that takes.
 
-    In an ASCII text (code points are bytes) the stretches with too few copies for any family, most
-    of them, are dropped first by `_judge`'s own first test, from their three numbers. A piece's
-    onset is never before `t.original(start)` of its start on a whole character, and that offset
-    rises strictly with the start: so the pieces are judged by start, and the judging stops once no
-    piece left can start a loop earlier than the best one found."""
+    The stretches with too few copies for any family, most of them, are dropped first by `_judged`'s
+    own first test, counted over their own bytes. A piece's onset is never before `t.original(start)`
+    of its start on a whole character, and that offset rises strictly with the start: so the pieces
+    are judged by start, and the judging stops once no piece left can start a loop earlier than the
+    best one found (compared as folded bytes while every start is a character's)."""
     if not rep.slot_bytes:
-        return _judge(t, rep, params, ends_text)
-    spans = [*rep.pieces, (rep.start, rep.stop, rep.period)]
-    ends = [stop + p for _, stop, p in rep.pieces]
-    ends.append(rep.end)
+        judged = _judged(t, (rep.start, rep.stop, rep.period, rep.end, 0), params, ends_text)
+        return None if judged is None else judged[0]
     b = t.folded
-    if t.ascii():
-        min_copies = params.min_copies
-        tail = len(b) - _END_SLACK_BYTES - t.trailing_space() if ends_text else len(b) + 1  # reaches the end
-        todo = [
-            i
-            for i, (a, stop, p) in enumerate(spans)
-            if p > 0 and ((stop - a) / p + 1.0 >= min_copies or ends[i] >= tail)
-        ]
-    else:
-        todo = list(range(len(spans)))
-    starts = [_char_start(b, spans[i][0], ends[i]) for i in todo]
-    if all(at < len(b) and (b[at] & 0xC0) != 0x80 for at in starts):
-        keys = starts  # ordered as the offsets are; converted only when compared with a found onset
-    else:
-        keys = [t.original(at) for at in starts]
+    n = len(b)
+    ascii_text = t.ascii()
+    min_copies = params.min_copies
+    tail = n - _END_SLACK_BYTES - t.trailing_space() if ends_text else n + 1  # reaches the end
+    spans = [(a, stop, p, stop + p, 0) for a, stop, p in rep.pieces]
+    spans.append((rep.start, rep.stop, rep.period, rep.end, rep.slot_bytes))
+    todo: list[tuple[int, int]] = []  # (start on a character, piece)
+    for i, (a, stop, p, end, _) in enumerate(spans):
+        if ascii_text:
+            period, repeated = p, stop - a
+        else:
+            a = _char_start(b, a, end)
+            period, repeated = _chars_between(b, a, a + p), _chars_between(b, a, stop)
+        if period > 0 and (repeated / period + 1.0 >= min_copies or end >= tail):
+            todo.append((a, i))
+    by_byte = all(at < n and (b[at] & 0xC0) != 0x80 for at, _ in todo)
+    if not by_byte:  # ordered by their offsets, not their bytes
+        todo = [(t.original(at), i) for at, i in todo]
     best: Loop | None = None
-    best_i = 0
-    for j in sorted(range(len(todo)), key=lambda j: (keys[j], todo[j])):
-        i = todo[j]
-        if best is not None and (t.original(starts[j]), i) > (best.onset, best_i):
+    bound = (0, 0)  # the best one's (onset, piece): as folded bytes while `by_byte`, unless `convert`
+    convert = False
+    for key, i in sorted(todo):
+        if best is not None and ((t.original(key) if convert else key), i) > bound:
             break  # every piece left starts its loop, if any, after the best one
-        a, stop, p = spans[i]
-        piece = rep if i == len(spans) - 1 else Repeat(a, stop, p, 0, p)
-        loop = _judge(t, piece, params, ends_text)
-        if loop is not None and (best is None or (loop.onset, i) < (best.onset, best_i)):
-            best, best_i = loop, i
+        judged = _judged(t, spans[i], params, ends_text)
+        if judged is not None and (best is None or (judged[0].onset, i) < (best.onset, bound[1])):
+            best, at = judged
+            if by_byte and (at == n or (at < n and (b[at] & 0xC0) != 0x80)):
+                bound, convert = (at, i), False
+            else:
+                bound, convert = (best.onset, i), by_byte
     return best
 
 
