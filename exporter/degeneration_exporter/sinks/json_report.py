@@ -74,7 +74,7 @@ _LINE_AT_PATH: dict[str, int] = {}
 def dump_split(sample: Classification) -> tuple[bytes, int]:
     """`dump_sample(sample)` and the offset of its line number in it, for `shift_line`; -1 when the
     record's own identity has a `line` field, which then stands there (`Classification.to_dict`)."""
-    data = dump_sample(sample)
+    data = orjson.dumps(sample.to_dict(finding=_finding_json), default=_fallback, option=_OPTIONS)
     identity = sample.identity
     if "line" in identity:
         return data, -1
