@@ -73,8 +73,14 @@ _LINE_AT_PATH: dict[str, int] = {}
 
 def dump_split(sample: Classification) -> tuple[bytes, int]:
     """`dump_sample(sample)` and the offset of its line number in it, for `shift_line`; -1 when the
-    record's own identity has a `line` field, which then stands there (`Classification.to_dict`)."""
+    record's own identity has a `line` field, which then stands there (`Classification.to_dict`).
+
+    The JSON is copied into a bytes of its own size before it is kept: orjson writes into a larger
+    buffer and shrinks it in place, and thousands of those kept (a piece's samples) left the C heap
+    so fragmented that each dump cost ~2-4 µs more in malloc; the copy costs ~0.1 µs and lets the
+    next dump reuse the buffer just freed."""
     data = orjson.dumps(sample.to_dict(finding=_finding_json), default=_fallback, option=_OPTIONS)
+    data = bytes(memoryview(data))  # its own allocation (above)
     identity = sample.identity
     if "line" in identity:
         return data, -1
