@@ -159,19 +159,22 @@ class LinePipeline:
         if isinstance(line, SkippedLine):  # streamed past in bounded memory: its size is not kept
             self._on_reject("too_long", line, LineTooLong(None, line.max_line_bytes))
             return []
-        self._last_origin = line.origin
+        origin = self._last_origin = line.origin
         out: list[Classification] = []
         try:
             for item in self._items(line):
                 if isinstance(item, Delta):
-                    out += self.streams.feed(item, line.line_no, line.origin)
+                    out += self.streams.feed(item, line.line_no, origin)
                 else:
                     out.append(self._classifier.classify(item))
         except RecordError as exc:
             self._on_reject("partial_line" if line.partial else exc.reason, line, exc)
         except Exception as exc:  # a format or detector bug costs this line only (style.md §8)
             self._on_reject("internal", line, exc)
-        return [self._stamp(result, line.origin, line.line_no) for result in out]
+        stamp = self._stamp
+        for result in out:  # in place: each result is stamped and returned as it is
+            stamp(result, origin, line.line_no)
+        return out
 
     def expire(self) -> list[Classification]:
         """Streams idle past the timeout (ABORT), and finished ones done waiting for usage, now."""

@@ -22,6 +22,15 @@ _KINDS = tuple(k.value for k in FlagKind)
 _VALUE = {k: k.value for k in FlagKind}
 """Each kind's value by a dict lookup: `FlagKind.value` is a property, slow once per sample."""
 _REPETITION = FlagKind.REPETITION.value
+_FLAG_VALUES: dict[frozenset[FlagKind], tuple[str, ...]] = {}
+"""The kind values of each set of flags (at most 16 sets), so a sample's three groups share one walk."""
+
+
+def _flag_values(flags: frozenset[FlagKind]) -> tuple[str, ...]:
+    values = _FLAG_VALUES.get(flags)
+    if values is None:
+        values = _FLAG_VALUES[flags] = tuple(_VALUE[kind] for kind in flags)
+    return values
 
 
 def frac(part: int, whole: int) -> float:
@@ -36,10 +45,15 @@ class GroupTally:
     flagged: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: Classification) -> None:
+        self.count(_flag_values(result.flags))
+
+    def count(self, values: tuple[str, ...]) -> None:
+        """One more sample, flagged with the kinds `values`."""
         self.num_samples += 1
-        flagged = self.flagged
-        for kind in result.flags:
-            flagged[_VALUE[kind]] += 1
+        if values:
+            flagged = self.flagged
+            for value in values:
+                flagged[value] += 1
 
     def merge(self, other: GroupTally) -> None:
         self.num_samples += other.num_samples
@@ -106,20 +120,28 @@ class Tally:
         return found
 
     def add(self, result: Classification) -> None:
-        file = self.file(result.path or "-")
-        file.group.add(result)
+        path = result.path or "-"
+        file = self.files.get(path)
+        if file is None:
+            file = self.file(path)
         if file.rollout_id is None:
             file.rollout_id = result.identity.get("rollout_id")
-        run = self.runs.get(result.run)
+        run_name = result.run
+        run = self.runs.get(run_name)
         if run is None:
-            run = self.runs[result.run] = GroupTally()
-        run.add(result)
+            run = self.runs[run_name] = GroupTally()
+        groups: tuple[GroupTally, ...] = (file.group, run)
         if result.step is not None:
-            key = (result.run, result.step)
+            key = (run_name, result.step)
             step = self.steps.get(key)
             if step is None:
                 step = self.steps[key] = GroupTally()
-            step.add(result)
+            groups = (file.group, run, step)
+        values = _flag_values(result.flags)
+        for group in groups:  # `GroupTally.count`, inlined: three calls a sample
+            group.num_samples += 1
+            for value in values:
+                group.flagged[value] += 1
 
     def merge(self, other: Tally) -> None:
         for path, file in other.files.items():

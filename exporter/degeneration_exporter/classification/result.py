@@ -101,29 +101,32 @@ class Classification:
         """JSON-ready form: `path` and `line` first, then identity fields (as Relax's diagnose report).
 
         `finding` stands in for `Finding.to_dict` (the JSON report passes one that reuses the
-        serialised form of a finding shared by many verdicts)."""
-        out: dict[str, Any] = {"path": self.path, "line": self.line}
-        out.update(self.identity)
-        out.update(
-            {
-                "kinds": self.kinds,
-                "finish_reason": self.finish_reason.value,
-                "model": self.model,
-                "text_chars": self.text_chars,
-                "reasoning_chars": self.reasoning_chars,
-                "output_tokens": self.output_tokens,
-                "max_tokens": self.max_tokens,
-                "repetition_score": self.repetition_score,
-                "loop": self.loop.to_dict() if self.loop else None,
-                "leaks": dict(self.leaks),
-                "detectors": {
-                    f"{f.detector}:{f.channel}" if f.channel != "content" else f.detector: f.to_dict()
-                    if finding is None
-                    else finding(f)
-                    for f in self.findings
-                },
-            }
-        )
+        serialised form of a finding shared by many verdicts).
+
+        Built as one dict display (an identity key named like a later field takes its place and
+        the later value, as `update` would do); `_value_` is the enum's value without the `value`
+        property's call (a scan serialises every sample)."""
+        detectors: dict[str, object] = {}
+        for f in self.findings:
+            key = f.detector if f.channel == "content" else f"{f.detector}:{f.channel}"
+            detectors[key] = f.to_dict() if finding is None else finding(f)
+        loop = self.loop
+        out: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line,
+            **self.identity,
+            "kinds": self.kinds,
+            "finish_reason": self.finish_reason._value_,
+            "model": self.model,
+            "text_chars": self.text_chars,
+            "reasoning_chars": self.reasoning_chars,
+            "output_tokens": self.output_tokens,
+            "max_tokens": self.max_tokens,
+            "repetition_score": self.repetition_score,
+            "loop": loop.to_dict() if loop else None,
+            "leaks": dict(self.leaks),
+            "detectors": detectors,
+        }
         if self.run is not None:
             out["run"] = self.run
         if self.step is not None:

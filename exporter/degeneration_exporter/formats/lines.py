@@ -82,12 +82,18 @@ class LineParser:
         """Records and Deltas of one line (blank lines: none). Raises a RecordError subclass."""
         if not data or data.isspace():
             return []
-        if self._spec is None or self._parse is None:
+        parse = self._parse
+        if self._spec is None or parse is None:
             obj = self._detect(data)
+            parse = self._parse
+            assert parse is not None
         else:
-            obj = decode_line(data, text_lines=self._spec.text_lines)
-        assert self._parse is not None
-        return list(self._parse(obj))
+            try:  # the common case, a JSON object, without `decode_line`'s call (it handles the rest)
+                loaded: Any = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                loaded = None
+            obj = loaded if type(loaded) is dict else decode_line(data, text_lines=self._spec.text_lines)
+        return list(parse(obj))
 
     def _detect(self, data: bytes) -> Mapping[str, Any]:
         """Decode and pick the format from this line; a non-JSON line that no text format claims

@@ -14,7 +14,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ..record import Record
-from ._fields import optional_int
 from ._samples import is_dump_wrapper, record_from_sample, records_from_dump
 
 __all__ = ["is_relax_rollout", "parse_relax_rollout"]
@@ -40,9 +39,13 @@ def is_relax_rollout(obj: Mapping[str, Any]) -> bool:
 
 def parse_relax_rollout(obj: Mapping[str, Any]) -> Iterator[Record]:
     """Yield one Record per response; MissingField names e.g. `response`."""
-    if obj.get("record_type") == _TRACE:
+    get = obj.get
+    if get("record_type") == _TRACE:
         return iter(())
-    if is_dump_wrapper(obj):
+    if "samples" in obj and is_dump_wrapper(obj):
         return records_from_dump(obj)
-    step = optional_int(obj, "rollout_id") if "sample_index" in obj else None
+    step = None
+    if "sample_index" in obj:  # `optional_int(obj, "rollout_id")`, without its path lookup per line
+        value = get("rollout_id")
+        step = value if isinstance(value, int) and not isinstance(value, bool) else None
     return iter((record_from_sample(obj, where="", step=step),))
