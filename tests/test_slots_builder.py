@@ -5,15 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import pytest
+from degeneration_exporter._slots import slots_builder
 from degeneration_exporter.classification.classify import Classifier
 from degeneration_exporter.classification.result import Classification, LoopSpan
-from degeneration_exporter.detectors.base import DetectorInput, Finding, slots_builder
+from degeneration_exporter.detectors.base import DetectorInput, Finding
 from degeneration_exporter.detectors.tandem.periods import Repeat
 from degeneration_exporter.detectors.tandem.verdict import Loop
 from degeneration_exporter.record import FinishReason, Record
+from degeneration_exporter.sources.base import Line
 
 
-@pytest.mark.parametrize("cls", [Classification, LoopSpan, Finding, DetectorInput, Repeat, Loop])
+@pytest.mark.parametrize(
+    "cls", [Classification, LoopSpan, Finding, DetectorInput, Repeat, Loop, Record, Line]
+)
 def test_builder_equals_the_dataclass_init(cls: type) -> None:
     names = [f.name for f in fields(cls)]
     values = [object() for _ in names]

@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .._slots import slots_builder
 from ..detectors import DETECTORS
-from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector, slots_builder
+from ..detectors.base import Channel, DetectorInput, Finding, IncrementalDetector
 from ..errors import ConfigError
 from ..record import FinishReason, Record, parse_finish_reason
 from .ceiling import is_ceiling_hit

@@ -11,11 +11,12 @@ completed -> STOP, failed -> ERROR, pending -> UNKNOWN.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from .._slots import slots_builder
 from ..errors import MissingField
-from ..record import FinishReason, Record, parse_finish_reason
+from ..record import Record, parse_finish_reason
 from ._fields import is_int_list, join, optional_int, optional_int_list, require_list, require_str
 
 __all__ = [
@@ -44,82 +45,7 @@ def identity_fields(obj: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, 
     return identity
 
 
-_Ids = Sequence[int] | None
-_NewRecord = Callable[[str, FinishReason, _Ids, int, _Ids, int | None, int | None, dict[str, object]], Record]
-
-
-def _record_builder() -> _NewRecord:
-    """`Record(text, finish_reason, token_ids, prompt_length, action_mask, output_tokens, step, identity)`
-    (the other fields at their defaults) without the frozen `__init__`: ~0.3 µs instead of ~2 µs.
-
-    Why: a frozen dataclass's `__init__` sets each of Record's 13 fields through `object.__setattr__`;
-    one Record per sample made it the largest single cost of parsing a short reply. The builder stores
-    the slots of a plain twin of the same layout and then makes the object a `Record` (`__class__`
-    assignment, allowed between classes of one layout), as `detectors/base.py` `slots_builder` does
-    (formats may not import detectors). Checked once against `Record(...)`: should Record gain a field
-    or a layout the twin cannot copy, the real constructor is used."""
-    twin: Any = type("_RecordTwin", (), {"__slots__": Record.__slots__})
-
-    def build(
-        text: str,
-        finish_reason: FinishReason,
-        token_ids: _Ids,
-        prompt_length: int,
-        action_mask: _Ids,
-        output_tokens: int | None,
-        step: int | None,
-        identity: dict[str, object],
-    ) -> Record:
-        record = twin()
-        record.text = text
-        record.reasoning = ""
-        record.finish_reason = finish_reason
-        record.model = None
-        record.token_ids = token_ids
-        record.prompt_length = prompt_length
-        record.action_mask = action_mask
-        record.output_tokens = output_tokens
-        record.max_tokens = None
-        record.run = None
-        record.step = step
-        record.identity = identity
-        record.special_tokens_stripped = False
-        record.__class__ = Record
-        return record  # type: ignore[no-any-return]
-
-    def construct(
-        text: str,
-        finish_reason: FinishReason,
-        token_ids: _Ids,
-        prompt_length: int,
-        action_mask: _Ids,
-        output_tokens: int | None,
-        step: int | None,
-        identity: dict[str, object],
-    ) -> Record:
-        return Record(
-            text=text,
-            finish_reason=finish_reason,
-            token_ids=token_ids,
-            prompt_length=prompt_length,
-            action_mask=action_mask,
-            output_tokens=output_tokens,
-            step=step,
-            identity=identity,
-        )
-
-    identity: dict[str, object] = {"index": 4}
-    try:
-        if build("t", FinishReason.STOP, [1], 1, [1], 2, 3, identity) == construct(
-            "t", FinishReason.STOP, [1], 1, [1], 2, 3, identity
-        ):
-            return build
-    except (AttributeError, TypeError):
-        pass
-    return construct
-
-
-_new_record = _record_builder()
+_new_record = slots_builder(Record)  # every field positionally, without the frozen `__init__` (~2 µs)
 
 
 def _int(value: object) -> int | None:
@@ -182,4 +108,18 @@ def record_from_sample(sample: Any, *, where: str, step: int | None, position: i
     if position is not None:
         identity["position"] = position
     finish = parse_finish_reason(get("status"))
-    return _new_record(text, finish, token_ids, prompt_length, action_mask, response_length, step, identity)
+    return _new_record(
+        text,
+        "",  # reasoning
+        finish,
+        None,  # model
+        token_ids,
+        prompt_length,
+        action_mask,
+        response_length,  # output_tokens
+        None,  # max_tokens
+        None,  # run
+        step,
+        identity,
+        False,  # special_tokens_stripped
+    )

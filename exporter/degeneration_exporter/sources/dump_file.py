@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import gzip
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
+from .._slots import slots_builder
 from .base import Line
 from .file_tail.reader import DEFAULT_MAX_LINE_BYTES, SKIPPED, LineSplitter, Piece
 
@@ -45,36 +46,7 @@ class LineCount:
     lines: int = 0
 
 
-def _line_builder() -> Callable[[bytes, str, int], Line]:
-    """`Line(data, origin, line_no)` without the frozen `__init__`: about 0.15 µs instead of 1 µs a line.
-
-    Why: a frozen dataclass's `__init__` sets each of its five fields through `object.__setattr__`,
-    a sizable part of `scan`'s cost per record besides the classifier. The builder stores the slots
-    of a plain twin of the same layout and then makes the object a `Line` (`__class__` assignment,
-    allowed between classes of one layout), as `detectors/base.py` `slots_builder` does (sources may
-    not import detectors). Checked once against `Line(...)`: should `Line` gain a field or a layout
-    the twin cannot copy, the real constructor is used."""
-    twin: Any = type("_LineTwin", (), {"__slots__": Line.__slots__})
-
-    def build(data: bytes, origin: str, line_no: int) -> Line:
-        line = twin()
-        line.data = data
-        line.origin = origin
-        line.line_no = line_no
-        line.position = None
-        line.partial = False
-        line.__class__ = Line
-        return line  # type: ignore[no-any-return]
-
-    try:
-        if build(b"", "", 0) == Line(b"", "", 0):
-            return build
-    except (AttributeError, TypeError):
-        pass
-    return Line
-
-
-_new_line = _line_builder()
+_new_line = slots_builder(Line)  # every field positionally, without the frozen `__init__` (~1 µs a line)
 
 
 def _open(path: str) -> BinaryIO:
@@ -129,7 +101,7 @@ def iter_file_lines(
                 if data is SKIPPED:
                     yield SkippedLine(path, line_no, max_line_bytes)
                 elif data and not data.isspace():  # blank: as `data.strip()`, without copying the line
-                    yield new_line(data, path, line_no)
+                    yield new_line(data, path, line_no, None, False)  # no position, not partial
     finally:
         if fh is not sys.stdin.buffer:
             fh.close()

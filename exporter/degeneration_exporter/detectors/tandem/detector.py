@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..base import DetectorInput, Finding, slots_builder, snippet
+from ..._slots import slots_builder
+from ..base import DetectorInput, Finding, snippet
 from .params import TandemRepeatParams
 from .verdict import Loop, find_loop
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..base import slots_builder
+from ..._slots import slots_builder
 
 __all__ = [
     "Evidence",

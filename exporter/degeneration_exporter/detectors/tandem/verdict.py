@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from ..base import per_params, slots_builder
+from ..._slots import slots_builder
+from ..base import per_params
 from .near_copies import near_copies
 from .offsets import FoldedText
 from .onset import reader_onset
