@@ -279,27 +279,28 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         warm_up(tmp)
+        short, long = tmp / "short.jsonl", tmp / "long.jsonl"
+        if not (args.skip_speed and args.skip_overhead):
+            short_mb, long_mb = write_short(short, args.short), write_long(long, args.long)
         if not args.skip_speed:
             rows = [
                 "| input | replies | MB | Relax-style diagnose s | scan (defaults) s | speed ratio | "
                 "Relax CPU s | scan CPU s (process tree) | scan peak MiB | Relax flagged | scan flagged |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
-            short = tmp / "short.jsonl"
-            speed(tmp, "short replies", short, write_short(short, args.short), rows)
-            long = tmp / "long.jsonl"
-            speed(tmp, "long replies", long, write_long(long, args.long), rows)
+            speed(tmp, "short replies", short, short_mb, rows)
+            speed(tmp, "long replies", long, long_mb, rows)
             print("\n".join(rows))
             print(f"\n({cores} cores available; scan wall clock includes start-up)\n")
-            if not args.skip_overhead:
-                rows = [
-                    "| input | records | pickled B/record | worker µs | worker pickling µs | parent µs | "
-                    "outside the classifier µs | classifier µs |",
-                    "|---|---:|---:|---:|---:|---:|---:|---:|",
-                ]
-                overhead("short replies", short, rows)
-                overhead("long replies", long, rows)
-                print("\n".join(rows) + "\n")
+        if not args.skip_overhead:  # on its own too: `--skip-speed` alone gives this table
+            rows = [
+                "| input | records | pickled B/record | worker µs | worker pickling µs | parent µs | "
+                "outside the classifier µs | classifier µs |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|",
+            ]
+            overhead("short replies", short, rows)
+            overhead("long replies", long, rows)
+            print("\n".join(rows) + "\n")
         rows = [
             "| replies | MB | scan s | peak RSS MiB (process tree) | report MB |",
             "|---:|---:|---:|---:|---:|",
