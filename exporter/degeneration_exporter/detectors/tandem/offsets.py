@@ -17,7 +17,7 @@ from bisect import bisect_right
 
 from .periods import fold_translated, translate_for_folding
 
-__all__ = ["FoldedText"]
+__all__ = ["FoldedText", "chars_between"]
 
 _ENCODE_ERRORS = "surrogatepass"
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
@@ -32,6 +32,14 @@ _from_bytes = int.from_bytes
 
 def _continuations(piece: bytes) -> int:
     return len(piece) - len(piece.translate(None, _CONTINUATION))
+
+
+def chars_between(b: bytes, start: int, stop: int) -> int:
+    """Code points of `b` before `stop` less those before `start` (`FoldedText.chars`, both counted
+    over the bytes between only: a few copies, not the text's head)."""
+    if start <= stop:
+        return stop - start - _continuations(b[start:stop])
+    return stop - start + _continuations(b[stop:start])
 
 
 class _CharIndex:

@@ -15,7 +15,7 @@ from typing import Literal
 from ..._slots import slots_builder
 from ..base import per_params
 from .near_copies import near_copies
-from .offsets import FoldedText
+from .offsets import FoldedText, chars_between
 from .onset import reader_onset
 from .params import TandemRepeatParams
 from .periods import Evidence, Repeat, long_repeats, short_repeats
@@ -29,7 +29,6 @@ _SPACE = re.compile(r"\s")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # what `_LETTER` matches in ASCII
 _ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "  # ... and `_SPACE`
 _END_SLACK_BYTES = 4  # a ceiling cut may leave a partial character (U+FFFD) after the last copy
-_CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +85,6 @@ def _letters_and_spaces(unit_bytes: bytes, unit: str) -> tuple[int, int]:
     return len(_LETTER.findall(unit)), len(_SPACE.findall(unit))
 
 
-def _continuations(piece: bytes) -> int:
-    return len(piece) - len(piece.translate(None, _CONTINUATION))
-
-
-def _chars_between(b: bytes, start: int, stop: int) -> int:
-    """Code points of `b` before `stop` less those before `start` (`FoldedText.chars`, both counted
-    over the bytes between only: a few copies, not the text's head)."""
-    if start <= stop:
-        return stop - start - _continuations(b[start:stop])
-    return stop - start + _continuations(b[stop:start])
-
-
 def _judged(
     t: FoldedText,
     span: tuple[int, int, int, int, int],
@@ -117,8 +104,8 @@ def _judged(
         period, repeated = p, stop - start
     else:
         start = _char_start(b, start, end)
-        period = _chars_between(b, start, start + p)
-        repeated = _chars_between(b, start, stop)
+        period = chars_between(b, start, start + p)
+        repeated = chars_between(b, start, stop)
     if period <= 0:
         return None
     copies = repeated / period + 1.0
@@ -230,7 +217,7 @@ def _judge_all(t: FoldedText, rep: Repeat, params: TandemRepeatParams, ends_text
             period, repeated = p, stop - a
         else:
             a = _char_start(b, a, end)
-            period, repeated = _chars_between(b, a, a + p), _chars_between(b, a, stop)
+            period, repeated = chars_between(b, a, a + p), chars_between(b, a, stop)
         if period > 0 and (repeated / period + 1.0 >= min_copies or end >= tail):
             todo.append((a, i))
     by_byte = all(at < n and (b[at] & 0xC0) != 0x80 for at, _ in todo)
