@@ -119,8 +119,6 @@ class IncrementalDetector(Protocol):
 
 P = TypeVar("P", bound=BaseModel)
 T = TypeVar("T")
-
-
 _PER_PARAMS_SIZE = 64
 
 

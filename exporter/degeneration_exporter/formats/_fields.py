@@ -20,6 +20,7 @@ __all__ = [
     "ABSENT",
     "MAX_RUN_CHARS",
     "compile_path",
+    "int_or_none",
     "is_int_list",
     "join",
     "lookup",
@@ -116,7 +117,11 @@ def optional_str(obj: Any, path: str) -> str | None:
 
 def optional_int(obj: Any, path: str) -> int | None:
     """The integer at `path` (not a bool), or None."""
-    value = lookup(obj, path)
+    return int_or_none(lookup(obj, path))
+
+
+def int_or_none(value: object) -> int | None:
+    """`value` if it is an integer (not a bool), else None: `optional_int` on a value already read."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

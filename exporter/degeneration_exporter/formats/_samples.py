@@ -17,7 +17,15 @@ from typing import Any, Final
 from .._slots import slots_builder
 from ..errors import MissingField
 from ..record import Record, parse_finish_reason
-from ._fields import is_int_list, join, optional_int, optional_int_list, require_list, require_str
+from ._fields import (
+    int_or_none,
+    is_int_list,
+    join,
+    optional_int,
+    optional_int_list,
+    require_list,
+    require_str,
+)
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -46,11 +54,6 @@ def identity_fields(obj: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, 
 
 
 _new_record = slots_builder(Record)  # every field positionally, without the frozen `__init__` (~2 µs)
-
-
-def _int(value: object) -> int | None:
-    """`value` if it is an integer (not a bool), else None: `optional_int` on a value already read."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def is_dump_wrapper(obj: Mapping[str, Any]) -> bool:
@@ -85,9 +88,9 @@ def record_from_sample(sample: Any, *, where: str, step: int | None, position: i
     text = get("response")
     if not isinstance(text, str):
         raise MissingField(join(where, "response"))
-    response_length = _int(get("response_length"))
+    response_length = int_or_none(get("response_length"))
     if response_length is None:
-        response_length = _int(get("response_token_count"))
+        response_length = int_or_none(get("response_token_count"))
     tokens = get("tokens")
     token_ids = tokens if tokens is not None and is_int_list(tokens) else None
     prompt_length = 0

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ..record import Record
+from ._fields import int_or_none
 from ._samples import is_dump_wrapper, record_from_sample, records_from_dump
 
 __all__ = ["is_relax_rollout", "parse_relax_rollout"]
@@ -44,8 +45,6 @@ def parse_relax_rollout(obj: Mapping[str, Any]) -> Iterator[Record]:
         return iter(())
     if "samples" in obj and is_dump_wrapper(obj):
         return records_from_dump(obj)
-    step = None
-    if "sample_index" in obj:  # `optional_int(obj, "rollout_id")`, without its path lookup per line
-        value = get("rollout_id")
-        step = value if isinstance(value, int) and not isinstance(value, bool) else None
+    # `optional_int(obj, "rollout_id")`, without its path lookup per line
+    step = int_or_none(get("rollout_id")) if "sample_index" in obj else None
     return iter((record_from_sample(obj, where="", step=step),))

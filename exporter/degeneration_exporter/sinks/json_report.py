@@ -35,7 +35,11 @@ def _fallback(value: object) -> object:
 
 def dump_sample(sample: Classification) -> bytes:
     """One sample as compact JSON (no newline)."""
-    return orjson.dumps(sample.to_dict(finding=_finding_json), default=_fallback, option=_OPTIONS)
+    as_dict = sample.to_dict(finding=_finding_json)
+    try:
+        return orjson.dumps(as_dict, default=_fallback, option=_STR_KEYS)
+    except orjson.JSONEncodeError:  # a key that is not a string (in a detector's details): as it was
+        return orjson.dumps(as_dict, default=_fallback, option=_OPTIONS)
 
 
 _FINDINGS: dict[int, tuple[Any, orjson.Fragment]] = {}
@@ -82,12 +86,7 @@ def dump_split(sample: Classification) -> tuple[bytes, int]:
     buffer and shrinks it in place, and thousands of those kept (a piece's samples) left the C heap
     so fragmented that each dump cost ~2-4 µs more in malloc; the copy costs ~0.1 µs and lets the
     next dump reuse the buffer just freed."""
-    as_dict = sample.to_dict(finding=_finding_json)
-    try:
-        data = orjson.dumps(as_dict, default=_fallback, option=_STR_KEYS)
-    except orjson.JSONEncodeError:  # a key that is not a string (in a detector's details): as it was
-        data = orjson.dumps(as_dict, default=_fallback, option=_OPTIONS)
-    data = bytes(memoryview(data))  # its own allocation (above)
+    data = bytes(memoryview(dump_sample(sample)))  # its own allocation (above)
     identity = sample.identity
     if "line" in identity:
         return data, -1
